@@ -1,0 +1,623 @@
+//===- Binding.cpp - Config and overrides to sizes, checked ---------------===//
+//
+// Reads the model's checkpoint binding and a Hugging Face config.json with
+// llvm::json, evaluates each generic's config expression exactly (a derived
+// size such as `num_hidden_layers / 4` must divide evenly), applies
+// `Name=Value` overrides, then walks the instantiated block tree once per
+// distinct instance to check sizes and count parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Sema/Binding.h"
+
+#include "linnet/Sema/DeclChecker.h"
+#include "linnet/Sema/DeclPrinter.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+using namespace linnet;
+namespace json = llvm::json;
+
+std::string BoundGeneric::valueText() const {
+  if (kind == GenericKind::Float)
+    return elementTypeName(element).str();
+  return std::to_string(size);
+}
+
+std::string linnet::formatParameterCount(uint64_t count) {
+  static const std::pair<double, const char *> units[] = {
+      {1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+  for (const auto &[scale, suffix] : units)
+    if (double(count) >= scale)
+      return fmt::format("{:.1f}{}", double(count) / scale, suffix);
+  return std::to_string(count);
+}
+
+const BlockDecl *linnet::findRootBlock(const Program &program,
+                                       DiagnosticEngine &diags) {
+  const BlockDecl *root = nullptr;
+  for (const auto &block : program.blocks) {
+    if (!block->hasEntries())
+      continue;
+    if (root) {
+      diags.report(block->syntax->name.range, diag::SeveralRootBlocks,
+                   root->qualifiedName(), block->qualifiedName());
+      return nullptr;
+    }
+    root = block.get();
+  }
+  if (!root)
+    diags.report(diag::NoRootBlock, 0);
+  return root;
+}
+
+namespace {
+
+/// A Float generic's value from a config's dtype string.
+std::optional<ElementType> elementFromConfig(llvm::StringRef text) {
+  if (text == "bfloat16")
+    return ElementType::BF16;
+  if (text == "float16" || text == "half")
+    return ElementType::F16;
+  if (text == "float32" || text == "float")
+    return ElementType::F32;
+  auto type = parseElementType(text);
+  if (type && isFloatType(*type))
+    return type;
+  return std::nullopt;
+}
+
+std::optional<json::Value> readJson(llvm::StringRef path,
+                                    DiagnosticEngine &diags) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer) {
+    diags.report(diag::UnreadableFile, path.str(),
+                 buffer.getError().message());
+    return std::nullopt;
+  }
+  auto value = json::parse((*buffer)->getBuffer());
+  if (!value) {
+    diags.report(diag::MalformedJson, path.str(),
+                 llvm::toString(value.takeError()));
+    return std::nullopt;
+  }
+  return std::move(*value);
+}
+
+/// Evaluates a config expression (`2 * a * b + c * d`, `n / 4`) over the
+/// integer fields of a config section, exactly.
+class ConfigExpression {
+public:
+  ConfigExpression(llvm::StringRef text, const json::Object &fields)
+      : text(text), fields(fields) {}
+
+  /// The value, or an error message.
+  llvm::Expected<Rational> evaluate() {
+    auto value = sum();
+    if (!value)
+      return value.takeError();
+    skipSpaces();
+    if (pos != text.size())
+      return fail("unexpected `" + text.substr(pos, 1).str() + "`");
+    return value;
+  }
+
+  /// Every field name it reads, for messages.
+  std::vector<std::string> fieldsRead;
+
+private:
+  llvm::Error fail(const std::string &message) {
+    return llvm::createStringError("in `" + text.str() + "`: " + message);
+  }
+  void skipSpaces() {
+    while (pos < text.size() && text[pos] == ' ')
+      ++pos;
+  }
+  llvm::Expected<Rational> arithmetic(std::optional<Rational> result) {
+    if (!result)
+      return fail("division by zero or overflow");
+    return *result;
+  }
+  llvm::Expected<Rational> sum() {
+    auto value = product();
+    while (value) {
+      skipSpaces();
+      if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-'))
+        break;
+      char op = text[pos++];
+      auto rhs = product();
+      if (!rhs)
+        return rhs.takeError();
+      auto negated = op == '-' ? rhs->negate() : std::optional<Rational>(*rhs);
+      value = negated ? arithmetic(value->add(*negated))
+                      : arithmetic(std::nullopt);
+    }
+    return value;
+  }
+  llvm::Expected<Rational> product() {
+    auto value = factor();
+    while (value) {
+      skipSpaces();
+      if (pos >= text.size() || (text[pos] != '*' && text[pos] != '/'))
+        break;
+      char op = text[pos++];
+      auto rhs = factor();
+      if (!rhs)
+        return rhs.takeError();
+      value = arithmetic(op == '*' ? value->multiply(*rhs)
+                                   : value->divide(*rhs));
+    }
+    return value;
+  }
+  llvm::Expected<Rational> factor() {
+    skipSpaces();
+    if (pos < text.size() && text[pos] == '(') {
+      ++pos;
+      auto value = sum();
+      skipSpaces();
+      if (value && (pos >= text.size() || text[pos++] != ')'))
+        return fail("expected `)`");
+      return value;
+    }
+    size_t start = pos;
+    while (pos < text.size() && (llvm::isAlnum(text[pos]) || text[pos] == '_'))
+      ++pos;
+    llvm::StringRef word = text.slice(start, pos);
+    if (word.empty())
+      return fail("expected a field name or a number");
+    int64_t number;
+    if (!word.getAsInteger(10, number))
+      return Rational(number);
+    fieldsRead.push_back(word.str());
+    const json::Value *field = fields.get(word);
+    if (!field)
+      return fail("the config has no field `" + word.str() + "`");
+    std::optional<int64_t> integer = field->getAsInteger();
+    if (!integer)
+      return fail("field `" + word.str() + "` is not an integer");
+    return Rational(*integer);
+  }
+
+  llvm::StringRef text;
+  const json::Object &fields;
+  size_t pos = 0;
+};
+
+/// Binding state for one call of bindModel.
+class ModelBinder {
+public:
+  ModelBinder(const BlockDecl &root, DiagnosticEngine &diags)
+      : root(root), diags(diags) {}
+
+  bool bindArgument(const std::string &arg);
+  std::optional<BoundModel> finish();
+
+private:
+  bool bindConfig(llvm::StringRef path);
+  bool bindValue(const GenericDecl &generic, llvm::StringRef value,
+                 const std::string &origin);
+
+  /// Instantiates `block` with `values` (generic name -> value), checking
+  /// every size; returns its parameter count.
+  std::optional<uint64_t>
+  instantiate(const BlockDecl &block,
+              const std::map<std::string, ShapeExpr> &sizes,
+              llvm::SMRange instantiatedAt);
+  std::optional<int64_t>
+  evaluateSize(const ShapeExpr &size, llvm::SMRange loc,
+               const std::map<std::string, ShapeExpr> &sizes,
+               bool allowSymbols);
+
+  const BlockDecl &root;
+  DiagnosticEngine &diags;
+  std::map<std::string, BoundGeneric> values;
+  std::map<std::string, uint64_t> instanceCounts;
+  std::set<std::pair<const char *, std::string>> reported;
+  bool failed = false;
+};
+
+bool ModelBinder::bindValue(const GenericDecl &generic, llvm::StringRef value,
+                            const std::string &origin) {
+  BoundGeneric bound;
+  bound.name = generic.name;
+  bound.kind = generic.kind;
+  bound.origin = origin;
+  switch (generic.kind) {
+  case GenericKind::Dim: {
+    int64_t size;
+    if (value.getAsInteger(10, size)) {
+      diags.report(diag::BindingKind, generic.name, "Dim", value.str(),
+                   "a size");
+      return false;
+    }
+    if (size <= 0) {
+      diags.report(diag::NonPositiveShape, generic.name, value.str(),
+                   origin);
+      return false;
+    }
+    bound.size = size;
+    break;
+  }
+  case GenericKind::Float: {
+    auto element = elementFromConfig(value);
+    if (!element) {
+      diags.report(diag::BindingKind, generic.name, "Float", value.str(),
+                   "a float element type (`bf16`, `f16`, `f32`)");
+      return false;
+    }
+    bound.element = *element;
+    break;
+  }
+  case GenericKind::Shape:
+    diags.report(diag::BindingKind, generic.name, "Shape", value.str(),
+                 "bindable (a `Shape` generic belongs to a function)");
+    return false;
+  }
+  values[generic.name] = bound;
+  return true;
+}
+
+bool ModelBinder::bindConfig(llvm::StringRef configPath) {
+  llvm::SmallString<256> bindingPath(
+      llvm::sys::path::parent_path(root.module->path));
+  llvm::sys::path::append(bindingPath, kCheckpointBindingFile);
+  if (!llvm::sys::fs::exists(bindingPath)) {
+    diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
+                 "the file is missing; `" + root.qualifiedName() +
+                     "` cannot be bound from a config without it");
+    return false;
+  }
+  auto binding = readJson(bindingPath, diags);
+  auto config = readJson(configPath, diags);
+  if (!binding || !config)
+    return false;
+
+  const json::Object *bindingConfig = nullptr;
+  const json::Object *generics = nullptr;
+  if (const json::Object *object = binding->getAsObject())
+    if ((bindingConfig = object->getObject("config")))
+      generics = bindingConfig->getObject("generics");
+  if (!generics) {
+    diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
+                 "expected an object `config.generics`");
+    return false;
+  }
+  const json::Object *configObject = config->getAsObject();
+  if (!configObject) {
+    diags.report(diag::ConfigField, configPath.str(),
+                 "the top level is not an object");
+    return false;
+  }
+  // Text models nest their sizes under a section such as `text_config`;
+  // a text-only config keeps them at the top level.
+  const json::Object *section = configObject;
+  std::string sectionName;
+  if (auto name = bindingConfig->getString("section"))
+    if (const json::Object *nested = configObject->getObject(*name)) {
+      section = nested;
+      sectionName = name->str() + ".";
+    }
+
+  bool ok = true;
+  for (const GenericDecl &generic : root.generics) {
+    const json::Value *rule = generics->get(generic.name);
+    if (!rule)
+      continue;
+    if (generic.kind == GenericKind::Float) {
+      // A list of fields, the first present wins (`dtype`, `torch_dtype`).
+      std::vector<llvm::StringRef> fields;
+      if (auto single = rule->getAsString())
+        fields.push_back(*single);
+      else if (const json::Array *list = rule->getAsArray())
+        for (const json::Value &entry : *list)
+          if (auto name = entry.getAsString())
+            fields.push_back(*name);
+      bool found = false;
+      for (llvm::StringRef field : fields) {
+        const json::Value *value = section->get(field);
+        const json::Object *where = section;
+        if (!value) {
+          value = configObject->get(field);
+          where = configObject;
+        }
+        if (!value)
+          continue;
+        auto text = value->getAsString();
+        std::string origin = configPath.str() + ": " +
+                             (where == section ? sectionName : "") +
+                             field.str();
+        if (!text) {
+          diags.report(diag::ConfigField, configPath.str(),
+                       "field `" + field.str() + "` is not a string");
+          ok = false;
+        } else {
+          ok &= bindValue(generic, *text, origin);
+        }
+        found = true;
+        break;
+      }
+      (void)found; // absent: the generic's default or an override applies
+      continue;
+    }
+    auto text = rule->getAsString();
+    if (!text) {
+      diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
+                   "the rule for `" + generic.name + "` is not a string");
+      ok = false;
+      continue;
+    }
+    ConfigExpression expression(*text, *section);
+    auto value = expression.evaluate();
+    if (!value) {
+      diags.report(diag::ConfigField, configPath.str(),
+                   "cannot bind `" + generic.name + "`: " +
+                       llvm::toString(value.takeError()));
+      ok = false;
+      continue;
+    }
+    std::string fieldsText;
+    for (const std::string &field : expression.fieldsRead)
+      fieldsText += (fieldsText.empty() ? "" : ", ") + field;
+    if (!value->isInteger()) {
+      diags.report(diag::NonIntegralShape, generic.name + " = " + text->str(),
+                   value->str(), "the fields " + fieldsText + " of " +
+                                     configPath.str());
+      ok = false;
+      continue;
+    }
+    ok &= bindValue(generic, std::to_string(value->numerator()),
+                    configPath.str() + ": " + sectionName + text->str());
+  }
+  // Sizes a checkpoint does not hold (the number of state slots, `Batch`).
+  if (const json::Object *defaults = bindingConfig->getObject("defaults"))
+    for (const GenericDecl &generic : root.generics)
+      if (!values.count(generic.name))
+        if (const json::Value *value = defaults->get(generic.name)) {
+          std::string text;
+          if (auto integer = value->getAsInteger())
+            text = std::to_string(*integer);
+          else if (auto string = value->getAsString())
+            text = string->str();
+          ok &= bindValue(generic, text,
+                          std::string(bindingPath) + ": defaults");
+        }
+  return ok;
+}
+
+bool ModelBinder::bindArgument(const std::string &arg) {
+  llvm::StringRef text(arg);
+  auto [name, value] = text.split('=');
+  if (text.contains('=')) {
+    name = name.trim();
+    value = value.trim();
+    if (name.empty() || value.empty()) {
+      diags.report(diag::BadBindingSyntax, arg);
+      return false;
+    }
+    const GenericDecl *generic = root.findGeneric(name);
+    if (!generic) {
+      diags.report(diag::UnknownBinding, name.str(), root.qualifiedName());
+      std::string list;
+      for (const GenericDecl &g : root.generics)
+        list += (list.empty() ? "`" : ", `") + g.name + "`";
+      diags.report(root.syntax->name.range, diag::GenericsAre,
+                   root.qualifiedName(), list);
+      return false;
+    }
+    return bindValue(*generic, value, "--bind " + arg);
+  }
+  if (!llvm::sys::fs::exists(text)) {
+    if (text.ends_with(".json"))
+      diags.report(diag::UnreadableFile, arg, "no such file");
+    else
+      diags.report(diag::BadBindingSyntax, arg);
+    return false;
+  }
+  return bindConfig(text);
+}
+
+std::optional<int64_t>
+ModelBinder::evaluateSize(const ShapeExpr &size, llvm::SMRange loc,
+                          const std::map<std::string, ShapeExpr> &sizes,
+                          bool allowSymbols) {
+  auto value = size.substitute(sizes);
+  std::string bound;
+  for (const ShapeSymbol &symbol : size.symbols()) {
+    auto it = sizes.find(symbol.name);
+    if (it != sizes.end())
+      bound += (bound.empty() ? "" : ", ") + symbol.name + " = " +
+               it->second.str();
+  }
+  auto report = [&](const auto &kind, const std::string &valueText) {
+    std::string message = size.str() + valueText + bound;
+    if (reported.insert({loc.Start.getPointer(), message}).second)
+      diags.report(loc, kind, size.str(), valueText,
+                   bound.empty() ? "no generics" : bound);
+    failed = true;
+  };
+  if (!value) {
+    llvm::consumeError(value.takeError());
+    if (reported.insert({loc.Start.getPointer(), size.str()}).second)
+      diags.report(loc, diag::ShapeOverflow, size.str() + " with " + bound);
+    failed = true;
+    return std::nullopt;
+  }
+  std::optional<Rational> constant = value->constantValue();
+  if (!constant)
+    return allowSymbols ? std::optional<int64_t>(0) : std::nullopt;
+  if (!constant->isInteger()) {
+    report(diag::NonIntegralShape, constant->str());
+    return std::nullopt;
+  }
+  if (constant->numerator() <= 0) {
+    report(diag::NonPositiveShape, constant->str());
+    return std::nullopt;
+  }
+  return constant->numerator();
+}
+
+std::optional<uint64_t>
+ModelBinder::instantiate(const BlockDecl &block,
+                         const std::map<std::string, ShapeExpr> &sizes,
+                         llvm::SMRange instantiatedAt) {
+  std::string key = block.qualifiedName();
+  for (const auto &[name, size] : sizes)
+    key += "|" + name + "=" + size.str();
+  if (auto it = instanceCounts.find(key); it != instanceCounts.end())
+    return it->second;
+
+  unsigned errorsBefore = diags.errorCount();
+  auto checkType = [&](const TypeRef &type, bool allowSymbols,
+                       uint64_t *elements) {
+    if (type.kind != TypeRef::Tensor)
+      return;
+    uint64_t count = 1;
+    for (const DimEntry &dim : type.dims) {
+      if (!dim.size)
+        continue;
+      auto value = evaluateSize(*dim.size, dim.loc, sizes, allowSymbols);
+      if (value && elements && __builtin_mul_overflow(count, uint64_t(*value),
+                                                      &count))
+        failed = true;
+    }
+    if (elements)
+      *elements = count;
+  };
+
+  uint64_t total = 0;
+  for (const MemberDecl &member : block.members) {
+    if (auto *param = std::get_if<ParamDecl>(&member)) {
+      uint64_t elements = 0;
+      checkType(param->type, false, &elements);
+      // An optional parameter is absent from checkpoints unless a model
+      // says otherwise; it does not count.
+      if (!param->optional)
+        total += elements;
+    } else if (auto *state = std::get_if<StateDecl>(&member)) {
+      checkType(state->type, false, nullptr);
+    } else if (auto *fn = std::get_if<FnDecl>(&member)) {
+      // Signatures may keep the function's own generics symbolic.
+      for (const FnParamDecl &param : fn->params)
+        checkType(param.type, true, nullptr);
+      if (fn->result)
+        checkType(*fn->result, true, nullptr);
+    } else {
+      const auto &sub = std::get<SubDecl>(member);
+      std::map<std::string, ShapeExpr> subSizes;
+      bool ok = true;
+      for (size_t i = 0; i < sub.args.size(); ++i) {
+        const GenericArg &arg = sub.args[i];
+        if (arg.kind != GenericKind::Dim || !arg.size)
+          continue;
+        auto value = evaluateSize(*arg.size, arg.loc.Start.isValid()
+                                                 ? arg.loc
+                                                 : sub.loc,
+                                  sizes, false);
+        if (!value) {
+          ok = false;
+          continue;
+        }
+        subSizes[sub.block->generics[i].name] = ShapeExpr::constant(*value);
+      }
+      uint64_t copies = 1;
+      if (sub.count) {
+        auto value = evaluateSize(*sub.count, sub.loc, sizes, false);
+        ok &= value.has_value();
+        copies = value.value_or(0);
+      }
+      if (!ok)
+        continue;
+      auto count = instantiate(*sub.block, subSizes, sub.loc);
+      uint64_t product;
+      if (!count || __builtin_mul_overflow(*count, copies, &product) ||
+          __builtin_add_overflow(total, product, &total))
+        failed = true;
+    }
+  }
+  if (diags.errorCount() != errorsBefore && instantiatedAt.Start.isValid())
+    diags.report(instantiatedAt, diag::InstantiatedHere, block.name);
+  instanceCounts[key] = total;
+  return total;
+}
+
+std::optional<BoundModel> ModelBinder::finish() {
+  BoundModel model;
+  model.root = &root;
+  std::map<std::string, ShapeExpr> sizes;
+  bool ok = !failed;
+  for (const GenericDecl &generic : root.generics) {
+    auto it = values.find(generic.name);
+    if (it == values.end()) {
+      BoundGeneric fromDefault;
+      fromDefault.name = generic.name;
+      fromDefault.kind = generic.kind;
+      fromDefault.origin = "default";
+      if (generic.defaultElement) {
+        fromDefault.element = *generic.defaultElement;
+        it = values.emplace(generic.name, fromDefault).first;
+      } else if (generic.defaultSize) {
+        auto value = evaluateSize(*generic.defaultSize, generic.loc, sizes,
+                                  false);
+        if (!value) {
+          ok = false;
+          continue;
+        }
+        fromDefault.size = *value;
+        it = values.emplace(generic.name, fromDefault).first;
+      } else {
+        diags.report(generic.loc, diag::MissingBinding, generic.name,
+                     root.qualifiedName());
+        ok = false;
+        continue;
+      }
+    }
+    model.generics.push_back(it->second);
+    if (generic.kind == GenericKind::Dim)
+      sizes[generic.name] = ShapeExpr::constant(it->second.size);
+  }
+  if (!ok)
+    return std::nullopt;
+  auto count = instantiate(root, sizes, {});
+  if (!count || failed)
+    return std::nullopt;
+  model.parameterCount = *count;
+  return model;
+}
+
+} // namespace
+
+std::optional<BoundModel> linnet::bindModel(const Program &program,
+                                            llvm::ArrayRef<std::string> bindArgs,
+                                            DiagnosticEngine &diags) {
+  const BlockDecl *root = findRootBlock(program, diags);
+  if (!root)
+    return std::nullopt;
+  ModelBinder binder(*root, diags);
+  bool ok = true;
+  for (const std::string &arg : bindArgs)
+    ok &= binder.bindArgument(arg);
+  if (!ok)
+    return std::nullopt;
+  return binder.finish();
+}
+
+void linnet::printBoundModel(const BoundModel &model, llvm::raw_ostream &os) {
+  os << "\ngenerics of " << model.root->qualifiedName() << "\n";
+  for (const BoundGeneric &generic : model.generics)
+    os << "  " << generic.name << " " << generic.valueText() << "\n";
+  os << "\nentries\n";
+  for (const MemberDecl &member : model.root->members)
+    if (auto *fn = std::get_if<FnDecl>(&member); fn && fn->isEntry)
+      os << "  " << formatSignature(*fn) << "\n";
+  os << "\nparameters " << formatParameterCount(model.parameterCount) << " ("
+     << model.parameterCount << ")\n";
+}
