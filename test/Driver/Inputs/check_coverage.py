@@ -1,0 +1,15 @@
+"""Fails listing each diagnostic ID that no test file checks for as `[Id]`."""
+import pathlib
+import sys
+
+ids = [line.strip() for line in open(sys.argv[1]) if line.strip()]
+texts = []
+for path in pathlib.Path(sys.argv[2]).rglob("*"):
+    if path.is_file() and path.suffix in (".linnet", ".test"):
+        texts.append(path.read_text(errors="replace"))
+corpus = "\n".join(texts)
+missing = [i for i in ids if f"[{i}]" not in corpus]
+for i in missing:
+    print(f"diagnostic `{i}` is not exercised by any test")
+print(f"{len(ids) - len(missing)} of {len(ids)} diagnostics exercised")
+sys.exit(1 if missing else 0)
