@@ -76,21 +76,45 @@ std::optional<ElementType> elementFromConfig(llvm::StringRef text) {
   return std::nullopt;
 }
 
+/// Reads and parses a JSON file. A syntax error is reported at its place in
+/// the file, which is added to the SourceMgr for that.
 std::optional<json::Value> readJson(llvm::StringRef path,
                                     DiagnosticEngine &diags) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer) {
     diags.report(diag::UnreadableFile, path.str(),
-                 buffer.getError().message());
+                 llvm::StringRef(buffer.getError().message()).lower());
     return std::nullopt;
   }
   auto value = json::parse((*buffer)->getBuffer());
-  if (!value) {
-    diags.report(diag::MalformedJson, path.str(),
-                 llvm::toString(value.takeError()));
-    return std::nullopt;
+  if (value)
+    return std::move(*value);
+  // llvm::json describes the error as `[line:column, byte=offset]: message`.
+  std::string text = llvm::toString(value.takeError());
+  llvm::StringRef rest(text);
+  size_t offset = 0;
+  bool located = false;
+  if (rest.consume_front("[") && rest.contains("byte=")) {
+    llvm::StringRef number = rest.split("byte=").second;
+    auto [digits, after] = number.split(']');
+    located = !digits.getAsInteger(10, offset) && after.consume_front(": ");
+    if (located)
+      rest = after;
   }
-  return std::move(*value);
+  std::string message = located ? rest.str() : text;
+  if (!message.empty())
+    message[0] = llvm::toLower(message[0]);
+  llvm::SourceMgr &sourceMgr = diags.getSourceMgr();
+  const char *start = (*buffer)->getBufferStart();
+  size_t size = (*buffer)->getBufferSize();
+  if (located && offset <= size) {
+    sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    diags.report(llvm::SMLoc::getFromPointer(start + offset),
+                 diag::MalformedJson, path.str(), message);
+  } else {
+    diags.report(diag::MalformedJson, path.str(), message);
+  }
+  return std::nullopt;
 }
 
 /// Evaluates a config expression (`2 * a * b + c * d`, `n / 4`) over the
@@ -100,34 +124,46 @@ public:
   ConfigExpression(llvm::StringRef text, const json::Object &fields)
       : text(text), fields(fields) {}
 
-  /// The value, or an error message.
-  llvm::Expected<Rational> evaluate() {
+  /// Why an evaluation failed: the expression is malformed (the checkpoint
+  /// binding's fault), or the config lacks a field or holds a non-integer
+  /// (the config's fault).
+  enum class Failure { BadExpression, MissingField, NotInteger, Overflow };
+
+  /// The value, or nothing with `failure` and `problem` set.
+  std::optional<Rational> evaluate() {
     auto value = sum();
     if (!value)
-      return value.takeError();
+      return std::nullopt;
     skipSpaces();
     if (pos != text.size())
-      return fail("unexpected `" + text.substr(pos, 1).str() + "`");
+      return fail(Failure::BadExpression,
+                  "unexpected `" + text.substr(pos, 1).str() + "`");
     return value;
   }
 
-  /// Every field name it reads, for messages.
-  std::vector<std::string> fieldsRead;
+  /// Every field name it reads, with its value, for messages.
+  std::vector<std::pair<std::string, int64_t>> fieldsRead;
+  Failure failure = Failure::BadExpression;
+  std::string problem;
 
 private:
-  llvm::Error fail(const std::string &message) {
-    return llvm::createStringError("in `" + text.str() + "`: " + message);
+  std::optional<Rational> fail(Failure kind, const std::string &message) {
+    failure = kind;
+    problem = message;
+    return std::nullopt;
   }
   void skipSpaces() {
     while (pos < text.size() && text[pos] == ' ')
       ++pos;
   }
-  llvm::Expected<Rational> arithmetic(std::optional<Rational> result) {
-    if (!result)
-      return fail("division by zero or overflow");
-    return *result;
+  std::optional<Rational> arithmetic(std::optional<Rational> result,
+                                     bool division) {
+    if (result)
+      return result;
+    return division ? fail(Failure::BadExpression, "division by zero")
+                    : fail(Failure::Overflow, "the value overflows 64 bits");
   }
-  llvm::Expected<Rational> sum() {
+  std::optional<Rational> sum() {
     auto value = product();
     while (value) {
       skipSpaces();
@@ -136,14 +172,14 @@ private:
       char op = text[pos++];
       auto rhs = product();
       if (!rhs)
-        return rhs.takeError();
-      auto negated = op == '-' ? rhs->negate() : std::optional<Rational>(*rhs);
-      value = negated ? arithmetic(value->add(*negated))
-                      : arithmetic(std::nullopt);
+        return std::nullopt;
+      auto operand = op == '-' ? rhs->negate() : rhs;
+      value = operand ? arithmetic(value->add(*operand), false)
+                      : arithmetic(std::nullopt, false);
     }
     return value;
   }
-  llvm::Expected<Rational> product() {
+  std::optional<Rational> product() {
     auto value = factor();
     while (value) {
       skipSpaces();
@@ -152,20 +188,20 @@ private:
       char op = text[pos++];
       auto rhs = factor();
       if (!rhs)
-        return rhs.takeError();
-      value = arithmetic(op == '*' ? value->multiply(*rhs)
-                                   : value->divide(*rhs));
+        return std::nullopt;
+      value = op == '*' ? arithmetic(value->multiply(*rhs), false)
+                        : arithmetic(value->divide(*rhs), rhs->isZero());
     }
     return value;
   }
-  llvm::Expected<Rational> factor() {
+  std::optional<Rational> factor() {
     skipSpaces();
     if (pos < text.size() && text[pos] == '(') {
       ++pos;
       auto value = sum();
       skipSpaces();
       if (value && (pos >= text.size() || text[pos++] != ')'))
-        return fail("expected `)`");
+        return fail(Failure::BadExpression, "expected `)`");
       return value;
     }
     size_t start = pos;
@@ -173,17 +209,17 @@ private:
       ++pos;
     llvm::StringRef word = text.slice(start, pos);
     if (word.empty())
-      return fail("expected a field name or a number");
+      return fail(Failure::BadExpression, "expected a field name or a number");
     int64_t number;
     if (!word.getAsInteger(10, number))
       return Rational(number);
-    fieldsRead.push_back(word.str());
     const json::Value *field = fields.get(word);
     if (!field)
-      return fail("the config has no field `" + word.str() + "`");
+      return fail(Failure::MissingField, word.str());
     std::optional<int64_t> integer = field->getAsInteger();
     if (!integer)
-      return fail("field `" + word.str() + "` is not an integer");
+      return fail(Failure::NotInteger, word.str());
+    fieldsRead.emplace_back(word.str(), *integer);
     return Rational(*integer);
   }
 
@@ -221,7 +257,13 @@ private:
   DiagnosticEngine &diags;
   std::map<std::string, BoundGeneric> values;
   std::map<std::string, uint64_t> instanceCounts;
+
+public:
+  std::vector<BlockInstanceSizes> instances;
+
+private:
   std::set<std::pair<const char *, std::string>> reported;
+  bool countOverflowReported = false;
   bool failed = false;
 };
 
@@ -241,7 +283,7 @@ bool ModelBinder::bindValue(const GenericDecl &generic, llvm::StringRef value,
     }
     if (size <= 0) {
       diags.report(diag::NonPositiveShape, generic.name, value.str(),
-                   origin);
+                   "from `" + origin + "`");
       return false;
     }
     bound.size = size;
@@ -259,7 +301,8 @@ bool ModelBinder::bindValue(const GenericDecl &generic, llvm::StringRef value,
   }
   case GenericKind::Shape:
     diags.report(diag::BindingKind, generic.name, "Shape", value.str(),
-                 "bindable (a `Shape` generic belongs to a function)");
+                 "bindable, since only `Dim` and `Float` generics take "
+                 "values");
     return false;
   }
   values[generic.name] = bound;
@@ -337,7 +380,10 @@ bool ModelBinder::bindConfig(llvm::StringRef configPath) {
                              field.str();
         if (!text) {
           diags.report(diag::ConfigField, configPath.str(),
-                       "field `" + field.str() + "` is not a string");
+                       "field `" +
+                           (where == section ? sectionName : std::string()) +
+                           field.str() + "` is not a string; `" + generic.name +
+                           "` is bound from it");
           ok = false;
         } else {
           ok &= bindValue(generic, *text, origin);
@@ -357,20 +403,41 @@ bool ModelBinder::bindConfig(llvm::StringRef configPath) {
     }
     ConfigExpression expression(*text, *section);
     auto value = expression.evaluate();
+    std::string ruleText =
+        "`" + generic.name + "` is bound from `" + text->str() + "`";
     if (!value) {
-      diags.report(diag::ConfigField, configPath.str(),
-                   "cannot bind `" + generic.name + "`: " +
-                       llvm::toString(value.takeError()));
+      switch (expression.failure) {
+      case ConfigExpression::Failure::BadExpression:
+        diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
+                     "the rule `" + text->str() + "` for `" + generic.name +
+                         "`: " + expression.problem);
+        break;
+      case ConfigExpression::Failure::MissingField:
+        diags.report(diag::ConfigField, configPath.str(),
+                     "no field `" + sectionName + expression.problem + "`; " +
+                         ruleText);
+        break;
+      case ConfigExpression::Failure::NotInteger:
+        diags.report(diag::ConfigField, configPath.str(),
+                     "field `" + sectionName + expression.problem +
+                         "` is not an integer; " + ruleText);
+        break;
+      case ConfigExpression::Failure::Overflow:
+        diags.report(diag::ConfigField, configPath.str(),
+                     expression.problem + "; " + ruleText);
+        break;
+      }
       ok = false;
       continue;
     }
-    std::string fieldsText;
-    for (const std::string &field : expression.fieldsRead)
-      fieldsText += (fieldsText.empty() ? "" : ", ") + field;
     if (!value->isInteger()) {
+      std::string fieldsText;
+      for (const auto &[field, fieldValue] : expression.fieldsRead)
+        fieldsText += (fieldsText.empty() ? "" : ", ") + field + " = " +
+                      std::to_string(fieldValue);
       diags.report(diag::NonIntegralShape, generic.name + " = " + text->str(),
-                   value->str(), "the fields " + fieldsText + " of " +
-                                     configPath.str());
+                   value->str(),
+                   "with " + fieldsText + " from `" + configPath.str() + "`");
       ok = false;
       continue;
     }
@@ -387,8 +454,8 @@ bool ModelBinder::bindConfig(llvm::StringRef configPath) {
             text = std::to_string(*integer);
           else if (auto string = value->getAsString())
             text = string->str();
-          ok &= bindValue(generic, text,
-                          std::string(bindingPath) + ": defaults");
+          ok &=
+              bindValue(generic, text, std::string(bindingPath) + ": defaults");
         }
   return ok;
 }
@@ -417,7 +484,7 @@ bool ModelBinder::bindArgument(const std::string &arg) {
   }
   if (!llvm::sys::fs::exists(text)) {
     if (text.ends_with(".json"))
-      diags.report(diag::UnreadableFile, arg, "no such file");
+      diags.report(diag::UnreadableFile, arg, "no such file or directory");
     else
       diags.report(diag::BadBindingSyntax, arg);
     return false;
@@ -434,20 +501,20 @@ ModelBinder::evaluateSize(const ShapeExpr &size, llvm::SMRange loc,
   for (const ShapeSymbol &symbol : size.symbols()) {
     auto it = sizes.find(symbol.name);
     if (it != sizes.end())
-      bound += (bound.empty() ? "" : ", ") + symbol.name + " = " +
-               it->second.str();
+      bound +=
+          (bound.empty() ? "" : ", ") + symbol.name + " = " + it->second.str();
   }
   auto report = [&](const auto &kind, const std::string &valueText) {
     std::string message = size.str() + valueText + bound;
     if (reported.insert({loc.Start.getPointer(), message}).second)
       diags.report(loc, kind, size.str(), valueText,
-                   bound.empty() ? "no generics" : bound);
+                   bound.empty() ? "with no generics" : "with " + bound);
     failed = true;
   };
   if (!value) {
     llvm::consumeError(value.takeError());
     if (reported.insert({loc.Start.getPointer(), size.str()}).second)
-      diags.report(loc, diag::ShapeOverflow, size.str() + " with " + bound);
+      diags.report(loc, diag::ShapeOverflow, size.str());
     failed = true;
     return std::nullopt;
   }
@@ -474,8 +541,16 @@ ModelBinder::instantiate(const BlockDecl &block,
     key += "|" + name + "=" + size.str();
   if (auto it = instanceCounts.find(key); it != instanceCounts.end())
     return it->second;
+  instances.push_back({&block, sizes});
 
   unsigned errorsBefore = diags.errorCount();
+  // A count past 2^64 is reported once, where it first overflows.
+  auto countOverflow = [&](llvm::SMRange loc) {
+    if (!countOverflowReported)
+      diags.report(loc, diag::ParameterCountOverflow, block.name);
+    countOverflowReported = true;
+    failed = true;
+  };
   auto checkType = [&](const TypeRef &type, bool allowSymbols,
                        uint64_t *elements) {
     if (type.kind != TypeRef::Tensor)
@@ -485,9 +560,9 @@ ModelBinder::instantiate(const BlockDecl &block,
       if (!dim.size)
         continue;
       auto value = evaluateSize(*dim.size, dim.loc, sizes, allowSymbols);
-      if (value && elements && __builtin_mul_overflow(count, uint64_t(*value),
-                                                      &count))
-        failed = true;
+      if (value && elements &&
+          __builtin_mul_overflow(count, uint64_t(*value), &count))
+        countOverflow(type.loc);
     }
     if (elements)
       *elements = count;
@@ -500,8 +575,8 @@ ModelBinder::instantiate(const BlockDecl &block,
       checkType(param->type, false, &elements);
       // An optional parameter is absent from checkpoints unless a model
       // says otherwise; it does not count.
-      if (!param->optional)
-        total += elements;
+      if (!param->optional && __builtin_add_overflow(total, elements, &total))
+        countOverflow(param->loc);
     } else if (auto *state = std::get_if<StateDecl>(&member)) {
       checkType(state->type, false, nullptr);
     } else if (auto *fn = std::get_if<FnDecl>(&member)) {
@@ -518,10 +593,9 @@ ModelBinder::instantiate(const BlockDecl &block,
         const GenericArg &arg = sub.args[i];
         if (arg.kind != GenericKind::Dim || !arg.size)
           continue;
-        auto value = evaluateSize(*arg.size, arg.loc.Start.isValid()
-                                                 ? arg.loc
-                                                 : sub.loc,
-                                  sizes, false);
+        auto value =
+            evaluateSize(*arg.size, arg.loc.Start.isValid() ? arg.loc : sub.loc,
+                         sizes, false);
         if (!value) {
           ok = false;
           continue;
@@ -538,9 +612,11 @@ ModelBinder::instantiate(const BlockDecl &block,
         continue;
       auto count = instantiate(*sub.block, subSizes, sub.loc);
       uint64_t product;
-      if (!count || __builtin_mul_overflow(*count, copies, &product) ||
-          __builtin_add_overflow(total, product, &total))
+      if (!count)
         failed = true;
+      else if (__builtin_mul_overflow(*count, copies, &product) ||
+               __builtin_add_overflow(total, product, &total))
+        countOverflow(sub.loc);
     }
   }
   if (diags.errorCount() != errorsBefore && instantiatedAt.Start.isValid())
@@ -565,8 +641,8 @@ std::optional<BoundModel> ModelBinder::finish() {
         fromDefault.element = *generic.defaultElement;
         it = values.emplace(generic.name, fromDefault).first;
       } else if (generic.defaultSize) {
-        auto value = evaluateSize(*generic.defaultSize, generic.loc, sizes,
-                                  false);
+        auto value =
+            evaluateSize(*generic.defaultSize, generic.loc, sizes, false);
         if (!value) {
           ok = false;
           continue;
@@ -590,14 +666,15 @@ std::optional<BoundModel> ModelBinder::finish() {
   if (!count || failed)
     return std::nullopt;
   model.parameterCount = *count;
+  model.instances = std::move(instances);
   return model;
 }
 
 } // namespace
 
-std::optional<BoundModel> linnet::bindModel(const Program &program,
-                                            llvm::ArrayRef<std::string> bindArgs,
-                                            DiagnosticEngine &diags) {
+std::optional<BoundModel>
+linnet::bindModel(const Program &program, llvm::ArrayRef<std::string> bindArgs,
+                  DiagnosticEngine &diags) {
   const BlockDecl *root = findRootBlock(program, diags);
   if (!root)
     return std::nullopt;

@@ -68,6 +68,24 @@ std::string describeGeneric(const GenericDecl &generic) {
   return "a `" + kindName(generic.kind).str() + "` generic";
 }
 
+/// What a shape expression written where something else is expected is,
+/// for a KindMismatch: a generic of some kind, an element type, a number or
+/// a shape expression.
+std::string describeShapeSum(const ast::ShapeSum &sum, const Scope &scope) {
+  if (const ast::Identifier *name = singleIdentifier(sum)) {
+    if (const GenericDecl *generic = scope.find(name->name))
+      return describeGeneric(*generic);
+    if (auto type = parseElementType(name->name))
+      return isFloatType(*type) ? "a float element type"
+                                : "an integer element type";
+    return "an unknown name";
+  }
+  if (sum.rest.empty() && sum.first.rest.empty() &&
+      boost::get<ast::IntegerLiteral>(&sum.first.first))
+    return "a number";
+  return "a shape expression";
+}
+
 class DeclChecker {
 public:
   DeclChecker(Program &program, DiagnosticEngine &diags)
@@ -95,11 +113,9 @@ private:
                                            llvm::SMRange divisorRange);
 
   // Types and element types.
-  std::optional<TypeRef> convertType(const ast::Type &type,
-                                     const Scope &scope);
+  std::optional<TypeRef> convertType(const ast::Type &type, const Scope &scope);
   std::optional<ElementRef> convertElement(const ast::Identifier &name,
-                                           const Scope &scope,
-                                           bool floatOnly);
+                                           const Scope &scope, bool floatOnly);
 
   void checkBlockMembers(BlockDecl &block);
   std::optional<SubDecl> checkSub(const ast::SubMember &sub,
@@ -133,18 +149,23 @@ DeclChecker::checkGenerics(const std::vector<ast::GenericParam> &params,
     } else {
       diags.report(param.kind.range, diag::UnknownKind, param.kind.name);
       ok = false;
-      continue;
+      generic.invalid = true;
     }
-    if (generic.kind == GenericKind::Shape && !param.variadic) {
+    if (generic.invalid) {
+      // Neither its `*` nor its default can be checked without a kind.
+    } else if (generic.kind == GenericKind::Shape && !param.variadic) {
       diags.report(param.name.range, diag::VariadicMismatch,
-                   "a `Shape` generic is variadic and is written `*" +
+                   "`" + generic.name +
+                       ": Shape` has no `*`; a `Shape` generic is variadic "
+                       "and is written `*" +
                        generic.name + ": Shape`");
       ok = false;
     } else if (generic.kind != GenericKind::Shape && param.variadic) {
       diags.report(param.range, diag::VariadicMismatch,
-                   "only a `Shape` generic is written with `*`; `" +
-                       generic.name + "` is a `" +
-                       kindName(generic.kind).str() + "`");
+                   "`*" + generic.name + "` marks a `" +
+                       kindName(generic.kind).str() +
+                       "` generic as variadic; only a `Shape` generic is "
+                       "written with `*`");
       ok = false;
     }
     if (auto [it, inserted] = seen.try_emplace(generic.name, param.name.range);
@@ -154,15 +175,19 @@ DeclChecker::checkGenerics(const std::vector<ast::GenericParam> &params,
       ok = false;
       continue;
     }
-    if (param.defaultValue) {
+    if (param.defaultValue && !generic.invalid) {
       if (generic.kind == GenericKind::Float) {
         const ast::Identifier *name = singleIdentifier(*param.defaultValue);
         std::optional<ElementType> type =
             name ? parseElementType(name->name) : std::nullopt;
-        if (!type || !isFloatType(*type)) {
+        if (name && !type && !scope.find(name->name)) {
+          diags.report(name->range, diag::UnknownType, name->name);
+          ok = false;
+        } else if (!type || !isFloatType(*type)) {
           diags.report(param.defaultValue->range, diag::KindMismatch,
                        sourceText(param.defaultValue->range),
-                       "not a float element type", "an element type");
+                       describeShapeSum(*param.defaultValue, scope),
+                       "a float element type");
           ok = false;
         } else {
           generic.defaultElement = type;
@@ -173,9 +198,10 @@ DeclChecker::checkGenerics(const std::vector<ast::GenericParam> &params,
         if (!generic.defaultSize)
           ok = false;
       } else {
-        diags.report(param.defaultValue->range, diag::KindMismatch,
-                     sourceText(param.defaultValue->range), "a default",
-                     "nothing (a `Shape` generic has no default)");
+        diags.report(param.defaultValue->range, diag::VariadicMismatch,
+                     "`*" + generic.name +
+                         ": Shape` has a default; a `Shape` generic takes "
+                         "its dimensions from each use and has none");
         ok = false;
       }
     }
@@ -228,9 +254,17 @@ DeclChecker::convertFactor(const ast::ShapeFactor &factor, const Scope &scope,
   if (auto *name = boost::get<ast::Identifier>(&factor)) {
     const GenericDecl *generic = scope.find(name->name);
     if (!generic) {
-      diags.report(name->range, diag::UnknownGeneric, name->name);
+      if (auto type = parseElementType(name->name))
+        diags.report(name->range, diag::KindMismatch, name->name,
+                     isFloatType(*type) ? "a float element type"
+                                        : "an integer element type",
+                     "a size");
+      else
+        diags.report(name->range, diag::UnknownGeneric, name->name);
       return std::nullopt;
     }
+    if (generic->invalid)
+      return std::nullopt;
     if (generic->kind != GenericKind::Dim) {
       diags.report(name->range, diag::KindMismatch, name->name,
                    describeGeneric(*generic), "a size");
@@ -261,10 +295,10 @@ DeclChecker::convertProduct(const ast::ShapeProduct &product,
       ok = false;
       continue;
     }
-    value = checkArithmetic(tail.op == '*'
-                                ? ShapeExpr::multiply(*value, *operand)
-                                : ShapeExpr::divide(*value, *operand),
-                            whole, ast::rangeOf(tail.operand));
+    value =
+        checkArithmetic(tail.op == '*' ? ShapeExpr::multiply(*value, *operand)
+                                       : ShapeExpr::divide(*value, *operand),
+                        whole, ast::rangeOf(tail.operand));
     ok = value.has_value();
   }
   return ok ? value : std::nullopt;
@@ -280,10 +314,10 @@ std::optional<ShapeExpr> DeclChecker::convertShape(const ast::ShapeSum &sum,
       ok = false;
       continue;
     }
-    value = checkArithmetic(tail.op == '+'
-                                ? ShapeExpr::add(*value, *operand)
-                                : ShapeExpr::subtract(*value, *operand),
-                            sum, {});
+    value =
+        checkArithmetic(tail.op == '+' ? ShapeExpr::add(*value, *operand)
+                                       : ShapeExpr::subtract(*value, *operand),
+                        sum, {});
     ok = value.has_value();
   }
   return ok ? value : std::nullopt;
@@ -293,6 +327,8 @@ std::optional<ElementRef>
 DeclChecker::convertElement(const ast::Identifier &name, const Scope &scope,
                             bool floatOnly) {
   if (const GenericDecl *generic = scope.find(name.name)) {
+    if (generic->invalid)
+      return std::nullopt;
     if (generic->kind == GenericKind::Float)
       return ElementRef{name.name, true};
     diags.report(name.range, diag::KindMismatch, name.name,
@@ -329,6 +365,8 @@ std::optional<TypeRef> DeclChecker::convertType(const ast::Type &type,
           diags.report(spread->name.range, diag::UnknownGeneric,
                        spread->name.name);
           ok = false;
+        } else if (generic->invalid) {
+          ok = false;
         } else if (generic->kind != GenericKind::Shape) {
           diags.report(spread->range, diag::KindMismatch, spread->name.name,
                        describeGeneric(*generic), "a `Shape` to spread");
@@ -341,8 +379,11 @@ std::optional<TypeRef> DeclChecker::convertType(const ast::Type &type,
         // A lone Shape generic without `*` is a common slip: say so.
         if (const ast::Identifier *name = singleIdentifier(sum)) {
           const GenericDecl *generic = scope.find(name->name);
-          if (generic && generic->kind == GenericKind::Shape) {
-            diags.report(name->range, diag::ShapeNotExpected, name->name);
+          if (generic && !generic->invalid &&
+              generic->kind == GenericKind::Shape) {
+            diags.report(name->range, diag::ShapeNotExpected, name->name,
+                         "dimension");
+            diags.report(generic->loc, diag::DeclaredHere, name->name);
             ok = false;
             continue;
           }
@@ -401,12 +442,16 @@ BlockDecl *DeclChecker::resolveBlock(const ast::BlockRef &ref,
     return it->second;
   const ImportRef *found = nullptr;
   BlockDecl *block = nullptr;
+  // An import that failed was reported at its `use`.
+  bool importFailed = llvm::is_contained(from.unresolvedImports, name);
   for (const ImportRef &import : from.imports) {
     if (import.name != name)
       continue;
     auto it = import.module->blocks.find(name);
-    if (it == import.module->blocks.end() || !it->second)
-      continue; // reported as UnknownImport
+    if (it == import.module->blocks.end() || !it->second) {
+      importFailed = true; // reported as UnknownImport
+      continue;
+    }
     if (found && found->module != import.module) {
       diags.report(ref.name.range, diag::AmbiguousName, name,
                    found->module->name, import.module->name);
@@ -417,7 +462,7 @@ BlockDecl *DeclChecker::resolveBlock(const ast::BlockRef &ref,
     found = &import;
     block = it->second;
   }
-  if (!block)
+  if (!block && !importFailed)
     diags.report(ref.name.range, diag::UnknownBlock, name);
   return block;
 }
@@ -452,15 +497,24 @@ std::optional<SubDecl> DeclChecker::checkSub(const ast::SubMember &sub,
       required = &generic - target.generics.data() + 1;
   size_t given = sub.block.args.size();
   if (given < required || given > target.generics.size()) {
-    std::string expected = std::to_string(target.generics.size());
-    if (required != target.generics.size())
+    size_t most = target.generics.size();
+    std::string expected = std::to_string(most);
+    if (required != most)
       expected = std::to_string(required) + " to " + expected;
+    expected += most == 1 ? " generic argument" : " generic arguments";
     diags.report(sub.block.range, diag::GenericArity, target.name, expected,
                  unsigned(given));
     std::string list;
-    for (const GenericDecl &generic : target.generics)
-      list += (list.empty() ? "`" : ", `") + generic.name + ": " +
-              kindName(generic.kind).str() + "`";
+    for (const GenericDecl &generic : target.generics) {
+      list += (list.empty() ? "`" : ", `") +
+              std::string(generic.kind == GenericKind::Shape ? "*" : "") +
+              generic.name + ": " + kindName(generic.kind).str();
+      if (generic.defaultSize)
+        list += " = " + generic.defaultSize->str();
+      if (generic.defaultElement)
+        list += " = " + elementTypeName(*generic.defaultElement).str();
+      list += "`";
+    }
     diags.report(target.syntax->name.range, diag::GenericsAre,
                  target.qualifiedName(), list.empty() ? "none" : list);
     return std::nullopt;
@@ -480,6 +534,10 @@ std::optional<SubDecl> DeclChecker::checkSub(const ast::SubMember &sub,
     }
     const ast::ShapeItem &item = sub.block.args[i];
     arg.loc = ast::rangeOf(item);
+    if (param.invalid) {
+      ok = false; // its kind is unknown, already reported
+      continue;
+    }
     auto *spread = boost::get<ast::ShapeSpread>(&item);
     const ast::ShapeSum *sum = boost::get<ast::ShapeSum>(&item);
     switch (param.kind) {
@@ -497,7 +555,8 @@ std::optional<SubDecl> DeclChecker::checkSub(const ast::SubMember &sub,
       const ast::Identifier *name = sum ? singleIdentifier(*sum) : nullptr;
       if (!name) {
         diags.report(arg.loc, diag::KindMismatch, sourceText(arg.loc),
-                     "not an element type",
+                     spread ? "a spread `Shape`"
+                            : describeShapeSum(*sum, scope),
                      "an element type for `" + param.name + "`");
         ok = false;
         break;
@@ -511,14 +570,38 @@ std::optional<SubDecl> DeclChecker::checkSub(const ast::SubMember &sub,
     case GenericKind::Shape: {
       const GenericDecl *generic =
           spread ? scope.find(spread->name.name) : nullptr;
-      if (!spread || !generic || generic->kind != GenericKind::Shape) {
-        if (spread && !generic)
-          diags.report(spread->name.range, diag::UnknownGeneric,
-                       spread->name.name);
-        else
+      if (generic && generic->invalid) {
+        ok = false;
+        break;
+      }
+      if (spread && !generic) {
+        diags.report(spread->name.range, diag::UnknownGeneric,
+                     spread->name.name);
+        ok = false;
+        break;
+      }
+      if (spread && generic->kind != GenericKind::Shape) {
+        diags.report(arg.loc, diag::KindMismatch, spread->name.name,
+                     describeGeneric(*generic),
+                     "a `Shape` to spread for `" + param.name + "`");
+        diags.report(generic->loc, diag::DeclaredHere, spread->name.name);
+        ok = false;
+        break;
+      }
+      if (!spread) {
+        // A lone Shape generic without `*` is a common slip: say so.
+        const ast::Identifier *name = singleIdentifier(*sum);
+        const GenericDecl *named = name ? scope.find(name->name) : nullptr;
+        if (named && named->invalid) {
+        } else if (named && named->kind == GenericKind::Shape) {
+          diags.report(name->range, diag::ShapeNotExpected, name->name,
+                       "generic argument");
+          diags.report(named->loc, diag::DeclaredHere, name->name);
+        } else {
           diags.report(arg.loc, diag::KindMismatch, sourceText(arg.loc),
-                       "not a spread `Shape` generic",
-                       "`*S` for `" + param.name + "`");
+                       describeShapeSum(*sum, scope),
+                       "a `*Shape` spread for `" + param.name + "`");
+        }
         ok = false;
         break;
       }
@@ -582,8 +665,8 @@ void DeclChecker::checkBlockMembers(BlockDecl &block) {
       decl.syntax = &fn;
       decl.loc = fn.name.range;
       bool ok = fresh;
-      decl.generics = checkGenerics(fn.generics, unsigned(block.generics.size()),
-                                    scope, ok);
+      decl.generics = checkGenerics(fn.generics,
+                                    unsigned(block.generics.size()), scope, ok);
       Scope fnScope = scope;
       for (const GenericDecl &generic : decl.generics)
         fnScope.generics.push_back(&generic);

@@ -122,8 +122,7 @@ void linnet::printBlock(const BlockDecl &block, llvm::raw_ostream &os) {
     os << "  " << formatMember(member) << "\n";
 }
 
-std::vector<const BlockDecl *>
-linnet::inspectedBlocks(const Program &program) {
+std::vector<const BlockDecl *> linnet::inspectedBlocks(const Program &program) {
   std::set<const BlockDecl *> reached;
   std::vector<const BlockDecl *> work;
   for (const auto &block : program.blocks)

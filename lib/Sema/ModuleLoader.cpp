@@ -117,12 +117,12 @@ ModuleInfo *ModuleLoader::loadFile(llvm::StringRef name, llvm::StringRef path,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
     diags.report(requestedAt, diag::UnreadableFile, path.str(),
-                 buffer.getError().message());
+                 llvm::StringRef(buffer.getError().message()).lower());
     return nullptr;
   }
   // Keep the path as the user or the search root spelled it.
-  auto copy = llvm::MemoryBuffer::getMemBufferCopy((*buffer)->getBuffer(),
-                                                   path);
+  auto copy =
+      llvm::MemoryBuffer::getMemBufferCopy((*buffer)->getBuffer(), path);
   return addModule(name, path, std::move(copy), program);
 }
 
@@ -152,6 +152,8 @@ void ModuleLoader::loadDependencies(ModuleInfo &module, Program &program) {
     ModuleInfo *target = findOrLoad(name, use.module.range, program);
     if (!target) {
       diags.report(use.module.range, diag::UnknownModule, name);
+      for (const ast::Identifier &imported : use.names)
+        module.unresolvedImports.push_back(imported.name);
       continue;
     }
     module.uses.push_back({target, use.module.range});
@@ -195,8 +197,8 @@ bool ModuleLoader::loadInput(llvm::StringRef input, Program &program) {
   std::vector<std::string> files;
   if (isFolder) {
     std::error_code ec;
-    for (fs::recursive_directory_iterator it(input, ec), end;
-         it != end && !ec; it.increment(ec))
+    for (fs::recursive_directory_iterator it(input, ec), end; it != end && !ec;
+         it.increment(ec))
       if (path::extension(it->path()) == ".linnet" &&
           fs::is_regular_file(it->path()))
         files.push_back(it->path());

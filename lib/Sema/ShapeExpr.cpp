@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -111,6 +112,14 @@ llvm::Error makeShapeError(ShapeError kind) {
   return llvm::make_error<ShapeErrorInfo>(kind);
 }
 
+/// Bounds on the size of a polynomial, so that no shape expression can make
+/// the algebra slow: `H * H * ...` or a product of long sums grows without
+/// end otherwise. A monomial of degree above 64 exceeds 2^64 for any sizes
+/// of 2 or more, so it is reported as an overflow; a polynomial of more
+/// terms than any real shape has is reported the same way.
+constexpr size_t kMaxDegree = 64;
+constexpr size_t kMaxTerms = 1024;
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -187,11 +196,12 @@ void ShapeExpr::normalize() {
 
 llvm::Expected<ShapeExpr> ShapeExpr::add(const ShapeExpr &lhs,
                                          const ShapeExpr &rhs) {
+  // Both are in normal form, so a merge keeps the terms sorted.
   ShapeExpr result;
-  result.terms = lhs.terms;
-  result.terms.insert(result.terms.end(), rhs.terms.begin(), rhs.terms.end());
-  result.normalize();
-  if (!mergeLikeTerms(result.terms))
+  result.terms.reserve(lhs.terms.size() + rhs.terms.size());
+  std::merge(lhs.terms.begin(), lhs.terms.end(), rhs.terms.begin(),
+             rhs.terms.end(), std::back_inserter(result.terms), termLess);
+  if (!mergeLikeTerms(result.terms) || result.terms.size() > kMaxTerms)
     return makeShapeError(ShapeError::Overflow);
   return result;
 }
@@ -207,12 +217,15 @@ llvm::Expected<ShapeExpr> ShapeExpr::subtract(const ShapeExpr &lhs,
 llvm::Expected<ShapeExpr> ShapeExpr::multiply(const ShapeExpr &lhs,
                                               const ShapeExpr &rhs) {
   ShapeExpr result;
+  if (lhs.terms.size() * rhs.terms.size() > 16 * kMaxTerms)
+    return makeShapeError(ShapeError::Overflow);
   result.terms.reserve(lhs.terms.size() * rhs.terms.size());
   for (const Term &left : lhs.terms) {
     for (const Term &right : rhs.terms) {
       std::optional<Rational> coefficient =
           left.coefficient.multiply(right.coefficient);
-      if (!coefficient)
+      if (!coefficient ||
+          left.monomial.size() + right.monomial.size() > kMaxDegree)
         return makeShapeError(ShapeError::Overflow);
       Monomial monomial = left.monomial;
       monomial.insert(monomial.end(), right.monomial.begin(),
@@ -221,7 +234,7 @@ llvm::Expected<ShapeExpr> ShapeExpr::multiply(const ShapeExpr &lhs,
     }
   }
   result.normalize();
-  if (!mergeLikeTerms(result.terms))
+  if (!mergeLikeTerms(result.terms) || result.terms.size() > kMaxTerms)
     return makeShapeError(ShapeError::Overflow);
   return result;
 }

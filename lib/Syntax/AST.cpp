@@ -1,4 +1,5 @@
-//===- AST.cpp - Source ranges of syntax-tree variants ---------------------===//
+//===- AST.cpp - Source ranges of syntax-tree variants
+//---------------------===//
 //
 // Variants do not share a base, so their ranges are read through visitors.
 //
@@ -17,8 +18,8 @@ template <typename T> llvm::SMRange nodeRange(const T &node) {
     return node.get().range; // x3::forward_ast<...>
 }
 template <typename Variant> llvm::SMRange variantRange(const Variant &value) {
-  return boost::apply_visitor(
-      [](const auto &node) { return nodeRange(node); }, value);
+  return boost::apply_visitor([](const auto &node) { return nodeRange(node); },
+                              value);
 }
 } // namespace
 

@@ -57,8 +57,17 @@ using Iterator = const char *;
 /// Per-parse state reachable from every rule through the X3 context.
 struct ParseState {
   DiagnosticEngine &diags;
+  Iterator bufferBegin;
   Iterator bufferEnd;
   unsigned depth = 0;
+  /// Where each `marked[]` parser being run began, innermost last: an
+  /// action's `_where` holds only the input after its match.
+  std::vector<Iterator> marks;
+  /// The `{` of every block and body being parsed, innermost last.
+  std::vector<Iterator> openBraces;
+  /// Where a missing `}` was last reported: the enclosing body and block
+  /// end at the same token and must not report it again.
+  Iterator reportedUnclosedAt = nullptr;
   /// Integer literals already reported, so backtracking cannot repeat one.
   std::set<Iterator> reportedLiterals;
   /// Where the last member / top-level item that reported an error began;
@@ -72,8 +81,29 @@ template <typename Context> ParseState &stateOf(const Context &context) {
   return x3::get<parse_state_tag>(context).get();
 }
 
-/// The `what` of the expectation failure thrown by `nest[]`.
+/// The `what` of the expectation failures thrown by `nest[]` and by an
+/// operator chain past its height limit.
 constexpr const char *kNestingMarker = "\x01nesting";
+constexpr const char *kChainMarker = "\x01chain";
+
+bool isLimitMarker(const std::string &which) {
+  return which == kNestingMarker || which == kChainMarker;
+}
+
+/// Reports the limit that the failure `which` ran into.
+void reportLimit(DiagnosticEngine &diags, const char *where,
+                 const std::string &which) {
+  if (which == kChainMarker)
+    diags.report(llvm::SMLoc::getFromPointer(where), diag::NestingTooDeep,
+                 ParserLimits::maxChain,
+                 "each operator, call, member or index in a chain adds a "
+                 "level; split the chain with `let`");
+  else
+    diags.report(llvm::SMLoc::getFromPointer(where), diag::NestingTooDeep,
+                 ParserLimits::maxNesting,
+                 "parentheses, brackets, braces and prefix operators each "
+                 "add a level");
+}
 
 //===----------------------------------------------------------------------===//
 // Lexical helpers
@@ -113,8 +143,8 @@ std::string describeToken(Iterator it, Iterator end) {
     while (tokenEnd != end && isIdentChar(*tokenEnd))
       ++tokenEnd;
   } else {
-    static const char *const multi[] = {"->", "::", "==", "!=", "<=",
-                                        ">=", "&&", "||", "..."};
+    static const char *const multi[] = {
+        "->", "::", "==", "!=", "<=", ">=", "&&", "||", "..."};
     for (const char *m : multi) {
       size_t n = std::strlen(m);
       if (size_t(end - it) >= n && std::equal(m, m + n, it))
@@ -135,6 +165,57 @@ std::string describeExpected(const std::string &which) {
     return "`" + which.substr(1, which.size() - 2) + "`";
   return which;
 }
+
+} // namespace
+
+// What a diagnostic says was expected, for parsers X3 cannot name itself:
+// a parser with an action or a wrapper expects what its subject expects, a
+// sequence what comes first, an alternative either of its branches. Without
+// these, X3 names them by their mangled C++ type.
+namespace boost::spirit::x3 {
+template <typename Subject, typename Action>
+struct get_info<action<Subject, Action>> {
+  using result_type = std::string;
+  std::string operator()(const action<Subject, Action> &p) const {
+    return what(p.subject);
+  }
+};
+template <typename Left, typename Right>
+struct get_info<sequence<Left, Right>> {
+  using result_type = std::string;
+  std::string operator()(const sequence<Left, Right> &p) const {
+    return what(p.left);
+  }
+};
+template <typename Left, typename Right>
+struct get_info<alternative<Left, Right>> {
+  using result_type = std::string;
+  std::string operator()(const alternative<Left, Right> &p) const {
+    return describeExpected(what(p.left)) + " or " +
+           describeExpected(what(p.right));
+  }
+};
+template <typename Subject> struct get_info<lexeme_directive<Subject>> {
+  using result_type = std::string;
+  std::string operator()(const lexeme_directive<Subject> &p) const {
+    return what(p.subject);
+  }
+};
+template <typename Subject> struct get_info<optional<Subject>> {
+  using result_type = std::string;
+  std::string operator()(const optional<Subject> &p) const {
+    return what(p.subject);
+  }
+};
+template <typename Left, typename Right> struct get_info<list<Left, Right>> {
+  using result_type = std::string;
+  std::string operator()(const list<Left, Right> &p) const {
+    return what(p.left);
+  }
+};
+} // namespace boost::spirit::x3
+
+namespace {
 
 /// Top-level and member keywords that a recovery may stop at.
 bool startsWithWord(Iterator it, Iterator end, llvm::StringRef word) {
@@ -178,14 +259,48 @@ Iterator skipConstruct(Iterator it, Iterator end,
         return it;
       --depth;
     }
-    atLineStart = c == '\n' || (atLineStart && (c == ' ' || c == '\t' ||
-                                                c == '\r'));
+    atLineStart =
+        c == '\n' || (atLineStart && (c == ' ' || c == '\t' || c == '\r'));
     ++it;
   }
   return it;
 }
 
 llvm::SMLoc locOf(Iterator it) { return llvm::SMLoc::getFromPointer(it); }
+
+/// The indentation of the line holding `it`, or nothing when `it` is not
+/// the first token of its line.
+std::optional<unsigned> lineIndentation(Iterator begin, Iterator it) {
+  Iterator lineStart = it;
+  while (lineStart != begin && lineStart[-1] != '\n')
+    --lineStart;
+  for (Iterator p = lineStart; p != it; ++p)
+    if (*p != ' ' && *p != '\t')
+      return std::nullopt;
+  return unsigned(it - lineStart);
+}
+
+/// The innermost `open` bracket between `from` and `to` that is not closed
+/// before `to`, or null. Comments are skipped.
+Iterator findUnclosed(Iterator from, Iterator to, char open) {
+  std::vector<Iterator> stack;
+  for (Iterator it = skipTrivia(from, to); it < to;
+       it = skipTrivia(it + 1, to)) {
+    char c = *it;
+    if (c == '(' || c == '[' || c == '{') {
+      stack.push_back(it);
+    } else if (c == ')' || c == ']' || c == '}') {
+      char opener = c == ')' ? '(' : c == ']' ? '[' : '{';
+      auto match = std::find_if(stack.rbegin(), stack.rend(),
+                                [&](Iterator p) { return *p == opener; });
+      if (match != stack.rend())
+        stack.erase(std::prev(match.base()), stack.end());
+    }
+  }
+  auto found = std::find_if(stack.rbegin(), stack.rend(),
+                            [&](Iterator p) { return *p == open; });
+  return found == stack.rend() ? nullptr : *found;
+}
 llvm::SMRange rangeBetween(Iterator first, Iterator last) {
   return llvm::SMRange(locOf(first), locOf(last));
 }
@@ -227,6 +342,177 @@ struct NestGen {
 };
 constexpr NestGen nest{};
 
+/// `located[p]`: p, recording the source range it matched on the attribute
+/// of the rule it defines. Rules whose definition holds a semantic action
+/// need it: X3 then calls their on_success handler without the attribute, so
+/// Annotate cannot see it.
+template <typename Subject>
+struct LocatedParser : x3::unary_parser<Subject, LocatedParser<Subject>> {
+  using base = x3::unary_parser<Subject, LocatedParser<Subject>>;
+  static constexpr bool is_pass_through_unary = true;
+  static constexpr bool handles_container = Subject::handles_container;
+  LocatedParser(const Subject &subject) : base(subject) {}
+
+  template <typename It, typename Ctx, typename RCtx, typename Attr>
+  bool parse(It &first, const It &last, const Ctx &ctx, RCtx &rctx,
+             Attr &attr) const {
+    static_assert(std::is_base_of_v<ast::Located, RCtx>,
+                  "located[] defines a rule whose attribute has a range");
+    x3::skip_over(first, last, ctx);
+    It start = first;
+    if (!this->subject.parse(first, last, ctx, rctx, attr))
+      return false;
+    rctx.range = rangeBetween(start, first);
+    return true;
+  }
+};
+struct LocatedGen {
+  template <typename Subject>
+  LocatedParser<typename x3::extension::as_parser<Subject>::value_type>
+  operator[](const Subject &subject) const {
+    return {x3::as_parser(subject)};
+  }
+};
+constexpr LocatedGen located{};
+
+/// `braced[p]`: p, which starts with a `{`; while p runs, that `{` is the
+/// innermost open brace, for the note of a missing `}`.
+template <typename Subject>
+struct BracedParser : x3::unary_parser<Subject, BracedParser<Subject>> {
+  using base = x3::unary_parser<Subject, BracedParser<Subject>>;
+  static constexpr bool is_pass_through_unary = true;
+  static constexpr bool handles_container = Subject::handles_container;
+  BracedParser(const Subject &subject) : base(subject) {}
+
+  template <typename It, typename Ctx, typename RCtx, typename Attr>
+  bool parse(It &first, const It &last, const Ctx &ctx, RCtx &rctx,
+             Attr &attr) const {
+    ParseState &state = stateOf(ctx);
+    state.openBraces.push_back(skipTrivia(first, last));
+    struct Pop {
+      std::vector<Iterator> &braces;
+      ~Pop() { braces.pop_back(); }
+    } pop{state.openBraces};
+    return this->subject.parse(first, last, ctx, rctx, attr);
+  }
+};
+struct BracedGen {
+  template <typename Subject>
+  BracedParser<typename x3::extension::as_parser<Subject>::value_type>
+  operator[](const Subject &subject) const {
+    return {x3::as_parser(subject)};
+  }
+};
+constexpr BracedGen braced{};
+
+/// True when the token at `at` shows that the innermost open brace will
+/// never be closed: the end of the file, or one of `stops` (keywords that
+/// begin a member or a top-level item) first on a line indented no deeper
+/// than the line of that brace.
+bool endsUnclosedBrace(const ParseState &state, Iterator at,
+                       llvm::ArrayRef<llvm::StringRef> stops) {
+  if (at == state.bufferEnd)
+    return true;
+  if (state.openBraces.empty())
+    return false;
+  auto indentation = lineIndentation(state.bufferBegin, at);
+  Iterator brace = state.openBraces.back();
+  Iterator braceLine = brace;
+  while (braceLine != state.bufferBegin && braceLine[-1] != '\n')
+    --braceLine;
+  unsigned braceIndentation = 0;
+  while (braceLine + braceIndentation != brace &&
+         (braceLine[braceIndentation] == ' ' ||
+          braceLine[braceIndentation] == '\t'))
+    ++braceIndentation;
+  if (!indentation || *indentation > braceIndentation)
+    return false;
+  return llvm::any_of(stops, [&](llvm::StringRef stop) {
+    return startsWithWord(at, state.bufferEnd, stop);
+  });
+}
+
+/// The `}` that closes a block or a body. When the brace is evidently never
+/// closed (see endsUnclosedBrace), reports that once, with a note at the
+/// `{`, and ends the block or body there, so the parse goes on with what
+/// follows instead of reporting every later line.
+struct ClosingBraceParser : x3::parser<ClosingBraceParser> {
+  using attribute_type = x3::unused_type;
+  static constexpr bool has_attribute = false;
+  ClosingBraceParser(const char *expected,
+                     llvm::ArrayRef<llvm::StringRef> stops)
+      : expected(expected), stops(stops) {}
+  const char *expected;
+  llvm::ArrayRef<llvm::StringRef> stops;
+
+  template <typename It, typename Ctx, typename RCtx, typename Attr>
+  bool parse(It &first, const It &last, const Ctx &ctx, RCtx &, Attr &) const {
+    ParseState &state = stateOf(ctx);
+    It at = skipTrivia(first, last);
+    if (at != last && *at == '}') {
+      first = at + 1;
+      return true;
+    }
+    if (!endsUnclosedBrace(state, at, stops))
+      return false;
+    if (state.reportedUnclosedAt != at) {
+      state.reportedUnclosedAt = at;
+      state.diags.report(locOf(at), diag::UnexpectedText,
+                         describeToken(at, last), expected);
+      if (!state.openBraces.empty())
+        state.diags.report(locOf(state.openBraces.back()), diag::ToMatchThis,
+                           "{");
+    }
+    first = at;
+    return true;
+  }
+};
+
+/// Keywords that begin a top-level item, or a member.
+const llvm::StringRef kTopLevelKeywords[] = {"block", "use"};
+const llvm::StringRef kMemberAndTopLevelKeywords[] = {
+    "sub", "param", "state", "pub", "fn", "entry", "block", "use"};
+
+/// `marked[p]`: p, with the position where it begins (after whitespace)
+/// available to the actions inside it as `startOf(ctx)`.
+template <typename Subject>
+struct MarkedParser : x3::unary_parser<Subject, MarkedParser<Subject>> {
+  using base = x3::unary_parser<Subject, MarkedParser<Subject>>;
+  static constexpr bool is_pass_through_unary = true;
+  static constexpr bool handles_container = Subject::handles_container;
+  MarkedParser(const Subject &subject) : base(subject) {}
+
+  template <typename It, typename Ctx, typename RCtx, typename Attr>
+  bool parse(It &first, const It &last, const Ctx &ctx, RCtx &rctx,
+             Attr &attr) const {
+    ParseState &state = stateOf(ctx);
+    state.marks.push_back(skipTrivia(first, last));
+    struct Pop {
+      std::vector<Iterator> &marks;
+      ~Pop() { marks.pop_back(); }
+    } pop{state.marks};
+    return this->subject.parse(first, last, ctx, rctx, attr);
+  }
+};
+struct MarkedGen {
+  template <typename Subject>
+  MarkedParser<typename x3::extension::as_parser<Subject>::value_type>
+  operator[](const Subject &subject) const {
+    return {x3::as_parser(subject)};
+  }
+};
+constexpr MarkedGen marked{};
+
+/// Where the innermost `marked[]` parser began.
+template <typename Context> Iterator startOf(const Context &context) {
+  return stateOf(context).marks.back();
+}
+/// Where the match of the action being run ends (X3's `_where` is the
+/// input after it).
+template <typename Context> Iterator endOf(const Context &context) {
+  return x3::_where(context).begin();
+}
+
 /// `attempt[p]`: p, or no match at all when p fails or throws an expectation
 /// failure (nesting failures still propagate). For speculative parses only.
 template <typename Subject>
@@ -244,7 +530,7 @@ struct AttemptParser : x3::unary_parser<Subject, AttemptParser<Subject>> {
       if (this->subject.parse(first, last, ctx, rctx, attr))
         return true;
     } catch (const x3::expectation_failure<It> &failure) {
-      if (failure.which() == kNestingMarker)
+      if (isLimitMarker(failure.which()))
         throw;
     }
     first = saved;
@@ -260,6 +546,44 @@ struct AttemptGen {
 };
 constexpr AttemptGen attempt{};
 
+} // namespace
+
+// The wrappers above expect what their subject expects.
+namespace boost::spirit::x3 {
+template <typename Subject> struct get_info<NestParser<Subject>> {
+  using result_type = std::string;
+  std::string operator()(const NestParser<Subject> &p) const {
+    return what(p.subject);
+  }
+};
+template <typename Subject> struct get_info<LocatedParser<Subject>> {
+  using result_type = std::string;
+  std::string operator()(const LocatedParser<Subject> &p) const {
+    return what(p.subject);
+  }
+};
+template <typename Subject> struct get_info<BracedParser<Subject>> {
+  using result_type = std::string;
+  std::string operator()(const BracedParser<Subject> &p) const {
+    return what(p.subject);
+  }
+};
+template <typename Subject> struct get_info<MarkedParser<Subject>> {
+  using result_type = std::string;
+  std::string operator()(const MarkedParser<Subject> &p) const {
+    return what(p.subject);
+  }
+};
+template <typename Subject> struct get_info<AttemptParser<Subject>> {
+  using result_type = std::string;
+  std::string operator()(const AttemptParser<Subject> &p) const {
+    return what(p.subject);
+  }
+};
+} // namespace boost::spirit::x3
+
+namespace {
+
 /// Skips a member that could not be parsed. If the member's own rule already
 /// reported the error, skips silently; otherwise reports what was found.
 struct SkipMemberParser : x3::parser<SkipMemberParser> {
@@ -270,12 +594,21 @@ struct SkipMemberParser : x3::parser<SkipMemberParser> {
   bool parse(It &first, const It &last, const Ctx &ctx, RCtx &, Attr &) const {
     ParseState &state = stateOf(ctx);
     It start = skipTrivia(first, last);
-    if (start == last || *start == '}')
+    if (start == last || *start == '}' ||
+        endsUnclosedBrace(state, start, kTopLevelKeywords))
       return false;
-    if (state.failedMember != start)
+    if (state.failedMember == start) {
+      // Reported by the member's rule.
+    } else if (startsWithWord(start, last, "pub")) {
+      It next = skipTrivia(start + 3, last);
+      state.diags.report(locOf(next), diag::UnexpectedText,
+                         describeToken(next, last),
+                         "`fn` or `entry` after `pub`");
+    } else {
       state.diags.report(
           locOf(start), diag::UnexpectedText, describeToken(start, last),
           "a member (`sub`, `param`, `state`, `fn`, `pub`) or `}`");
+    }
     static const llvm::StringRef stops[] = {"sub", "param", "state",
                                             "pub", "fn",    "entry"};
     first = skipConstruct(start, last, stops);
@@ -320,6 +653,21 @@ struct Annotate {
   }
 };
 
+/// Reports that `expected` was not found at `at`, in the construct that
+/// began at `start`; a missing `)` or `]` gets a note at its opening bracket.
+void reportUnexpected(ParseState &state, Iterator start, Iterator at,
+                      const std::string &expected) {
+  state.diags.report(locOf(at), diag::UnexpectedText,
+                     describeToken(at, state.bufferEnd), expected);
+  for (char open : {'(', '['}) {
+    std::string closer = open == '(' ? "`)`" : "`]`";
+    if (llvm::StringRef(expected).starts_with(closer))
+      if (Iterator bracket = findUnclosed(start, at, open))
+        state.diags.report(locOf(bracket), diag::ToMatchThis,
+                           std::string(1, open));
+  }
+}
+
 /// Reports an expectation failure once and makes the rule fail, so the
 /// enclosing loop's recovery parser takes over.
 template <Iterator ParseState::*FailedAt> struct ReportAndFail : Annotate {
@@ -328,14 +676,12 @@ template <Iterator ParseState::*FailedAt> struct ReportAndFail : Annotate {
                                     const Exception &failure,
                                     const Ctx &ctx) const {
     ParseState &state = stateOf(ctx);
-    if (failure.which() == kNestingMarker)
-      state.diags.report(locOf(failure.where()), diag::NestingTooDeep,
-                         ParserLimits::maxNesting);
+    if (isLimitMarker(failure.which()))
+      reportLimit(state.diags, skipTrivia(failure.where(), last),
+                  failure.which());
     else
-      state.diags.report(locOf(skipTrivia(failure.where(), last)),
-                         diag::UnexpectedText,
-                         describeToken(failure.where(), last),
-                         describeExpected(failure.which()));
+      reportUnexpected(state, first, skipTrivia(failure.where(), last),
+                       describeExpected(failure.which()));
     state.*FailedAt = skipTrivia(first, last);
     return x3::error_handler_result::fail;
   }
@@ -366,13 +712,14 @@ unsigned depthOf(const ast::Expr &expr) {
       expr);
 }
 
-/// Sets a chained node's height, refusing chains past the limit.
+/// Sets a chained node's height, refusing chains past the limit; `where` is
+/// the place to report, the part of the chain that went past it.
 template <typename Node, typename Ctx>
-void checkChain(Node &node, unsigned below, const Ctx &ctx, Iterator where) {
+void checkChain(Node &node, unsigned below, const Ctx &ctx, llvm::SMLoc where) {
   node.depth = below + 1;
   if (node.depth > ParserLimits::maxChain)
-    boost::throw_exception(
-        x3::expectation_failure<Iterator>(where, kNestingMarker));
+    boost::throw_exception(x3::expectation_failure<Iterator>(
+        where.isValid() ? where.getPointer() : endOf(ctx), kChainMarker));
 }
 
 /// Operator spellings; a symbol table matches the longest one.
@@ -386,7 +733,9 @@ const OperatorTable orOps{"||"}, andOps{"&&"},
     cmpOps{"==", "!=", "<=", ">=", "<", ">"}, addOps{"+", "-"},
     mulOps{"*", "/", "%", "@"}, prefixOps{"-", "!"};
 
-auto const assignValue = [](auto &ctx) { x3::_val(ctx) = x3::_attr(ctx); };
+auto const assignValue = [](auto &ctx) {
+  x3::_val(ctx) = std::move(x3::_attr(ctx));
+};
 
 auto const foldBinary = [](auto &ctx) {
   auto &tail = x3::_attr(ctx);
@@ -394,10 +743,10 @@ auto const foldBinary = [](auto &ctx) {
   node.op = boost::fusion::at_c<0>(tail);
   node.lhs = std::move(x3::_val(ctx));
   node.rhs = std::move(boost::fusion::at_c<1>(tail));
-  node.range = llvm::SMRange(ast::rangeOf(node.lhs).Start,
-                             ast::rangeOf(node.rhs).End);
+  node.range =
+      llvm::SMRange(ast::rangeOf(node.lhs).Start, ast::rangeOf(node.rhs).End);
   checkChain(node, std::max(depthOf(node.lhs), depthOf(node.rhs)), ctx,
-             x3::_where(ctx).begin());
+             ast::rangeOf(node.rhs).Start);
   x3::_val(ctx) = std::move(node);
 };
 
@@ -406,9 +755,8 @@ auto const makeUnary = [](auto &ctx) {
   ast::UnaryExpr node;
   node.op = boost::fusion::at_c<0>(parts);
   node.operand = std::move(boost::fusion::at_c<1>(parts));
-  node.range =
-      rangeBetween(x3::_where(ctx).begin(), x3::_where(ctx).end());
-  checkChain(node, depthOf(node.operand), ctx, x3::_where(ctx).begin());
+  node.range = rangeBetween(startOf(ctx), endOf(ctx));
+  checkChain(node, depthOf(node.operand), ctx, locOf(startOf(ctx)));
   x3::_val(ctx) = std::move(node);
 };
 
@@ -423,9 +771,9 @@ auto const makeCall = [](auto &ctx) {
   node.callee = std::move(x3::_val(ctx));
   node.genericArgs = std::move(x3::_attr(ctx).genericArgs);
   node.arguments = std::move(x3::_attr(ctx).arguments);
-  node.range = llvm::SMRange(ast::rangeOf(node.callee).Start,
-                             locOf(x3::_where(ctx).end()));
-  checkChain(node, depthOf(node.callee), ctx, x3::_where(ctx).begin());
+  node.range =
+      llvm::SMRange(ast::rangeOf(node.callee).Start, locOf(endOf(ctx)));
+  checkChain(node, depthOf(node.callee), ctx, ast::rangeOf(node.callee).End);
   x3::_val(ctx) = std::move(node);
 };
 
@@ -433,9 +781,8 @@ auto const makeMember = [](auto &ctx) {
   ast::MemberExpr node;
   node.base = std::move(x3::_val(ctx));
   node.member = std::move(x3::_attr(ctx));
-  node.range = llvm::SMRange(ast::rangeOf(node.base).Start,
-                             locOf(x3::_where(ctx).end()));
-  checkChain(node, depthOf(node.base), ctx, x3::_where(ctx).begin());
+  node.range = llvm::SMRange(ast::rangeOf(node.base).Start, locOf(endOf(ctx)));
+  checkChain(node, depthOf(node.base), ctx, ast::rangeOf(node.base).End);
   x3::_val(ctx) = std::move(node);
 };
 
@@ -443,9 +790,8 @@ auto const makeIndex = [](auto &ctx) {
   ast::IndexExpr node;
   node.base = std::move(x3::_val(ctx));
   node.indices = std::move(x3::_attr(ctx));
-  node.range = llvm::SMRange(ast::rangeOf(node.base).Start,
-                             locOf(x3::_where(ctx).end()));
-  checkChain(node, depthOf(node.base), ctx, x3::_where(ctx).begin());
+  node.range = llvm::SMRange(ast::rangeOf(node.base).Start, locOf(endOf(ctx)));
+  checkChain(node, depthOf(node.base), ctx, ast::rangeOf(node.base).End);
   x3::_val(ctx) = std::move(node);
 };
 
@@ -460,23 +806,7 @@ using x3::raw;
 
 // Rule IDs. Those whose attribute is Located get their range from Annotate.
 struct identifier_id : Annotate {};
-struct int_literal_id : Annotate {
-  template <typename It, typename Ctx>
-  void on_success(const It &first, const It &last, ast::IntegerLiteral &attr,
-                  const Ctx &ctx) const {
-    Annotate::on_success(first, last, attr, ctx);
-    int64_t value;
-    if (llvm::StringRef(attr.text).getAsInteger(10, value)) {
-      ParseState &state = stateOf(ctx);
-      Iterator at = attr.range.Start.getPointer();
-      if (state.reportedLiterals.insert(at).second)
-        state.diags.report(attr.range, diag::IntegerLiteralTooLarge,
-                           attr.text.size() > 40
-                               ? attr.text.substr(0, 40) + "..."
-                               : attr.text);
-    }
-  }
-};
+struct int_literal_id : Annotate {};
 struct float_literal_id : Annotate {};
 struct bool_literal_id : Annotate {};
 struct shape_sum_id : Annotate {};
@@ -487,6 +817,7 @@ struct shape_spread_id : Annotate {};
 struct shape_item_id : Annotate {};
 struct type_id : Annotate {};
 struct tensor_type_id : Annotate {};
+struct element_type_id : Annotate {};
 struct tuple_type_id : Annotate {};
 struct expr_id : Annotate {};
 struct or_expr_id : Annotate {};
@@ -525,46 +856,63 @@ struct member_id : MemberErrors {};
 struct block_decl_id : TopLevelErrors {};
 struct use_decl_id : TopLevelErrors {};
 
+// Character sets as bit sets: x3::alpha and friends call the C library's
+// locale-aware classification for every byte.
+auto const identStart = x3::char_("a-zA-Z_");
+auto const identChar = x3::char_("a-zA-Z0-9_");
+auto const digit = x3::char_("0-9");
+
 // Keywords end where an identifier character cannot follow.
-auto keyword(const char *word) {
-  return lexeme[lit(word) >> !(x3::alnum | lit('_'))];
+auto keyword(const char *word) { return lexeme[lit(word) >> !identChar]; }
+/// The words that cannot be identifiers.
+bool isKeyword(llvm::StringRef word) {
+  static const llvm::StringRef keywords[] = {
+      "block", "use", "sub",    "param", "state", "pub",  "fn",
+      "entry", "let", "return", "for",   "in",    "true", "false"};
+  return llvm::is_contained(keywords, word);
 }
-auto const anyKeyword =
-    keyword("block") | keyword("use") | keyword("sub") | keyword("param") |
-    keyword("state") | keyword("pub") | keyword("fn") | keyword("entry") |
-    keyword("let") | keyword("return") | keyword("for") | keyword("in") |
-    keyword("true") | keyword("false");
 
 x3::rule<identifier_id, ast::Identifier> const identifier = "an identifier";
 x3::rule<int_literal_id, ast::IntegerLiteral> const int_literal = "an integer";
 x3::rule<float_literal_id, ast::FloatLiteral> const float_literal = "a number";
 x3::rule<bool_literal_id, ast::BoolLiteral> const bool_literal = "a boolean";
 
+// A keyword is refused after the word is read, which is cheaper than trying
+// every keyword before each identifier.
 auto const identifier_def =
-    !anyKeyword >>
-    raw[lexeme[(x3::alpha | lit('_')) >> *(x3::alnum | lit('_'))]]
-       [([](auto &ctx) {
-         auto r = x3::_attr(ctx);
-         x3::_val(ctx).name.assign(r.begin(), r.end());
-       })];
+    located[raw[lexeme[identStart >> *identChar]][([](auto &ctx) {
+      auto r = x3::_attr(ctx);
+      llvm::StringRef word(r.begin(), r.end() - r.begin());
+      if (isKeyword(word))
+        x3::_pass(ctx) = false;
+      else
+        x3::_val(ctx).name = word.str();
+    })]];
 auto const int_literal_def =
-    raw[lexeme[+x3::digit >> !(x3::alpha | lit('_') | lit('.'))]]
-       [([](auto &ctx) {
-         auto r = x3::_attr(ctx);
-         x3::_val(ctx).text.assign(r.begin(), r.end());
-       })];
-auto const exponent = (lit('e') | lit('E')) >> -(lit('+') | lit('-')) >>
-                      +x3::digit;
-auto const float_literal_def =
-    raw[lexeme[+x3::digit >>
-               ((lit('.') >> +x3::digit >> -exponent) | exponent) >>
-               !(x3::alpha | lit('_'))]][([](auto &ctx) {
+    located[raw[lexeme[+digit >> !(identStart | lit('.'))]][([](auto &ctx) {
+      auto r = x3::_attr(ctx);
+      std::string &text = x3::_val(ctx).text;
+      text.assign(r.begin(), r.end());
+      int64_t value;
+      if (!llvm::StringRef(text).getAsInteger(10, value))
+        return;
+      // Backtracking may parse a literal twice; report it once.
+      ParseState &state = stateOf(ctx);
+      if (state.reportedLiterals.insert(r.begin()).second)
+        state.diags.report(
+            rangeBetween(r.begin(), r.end()), diag::IntegerLiteralTooLarge,
+            text.size() > 40 ? text.substr(0, 40) + "..." : text);
+    })]];
+auto const exponent = (lit('e') | lit('E')) >> -(lit('+') | lit('-')) >> +digit;
+auto const float_literal_def = located
+    [raw[lexeme[+digit >> ((lit('.') >> +digit >> -exponent) | exponent) >>
+                !identStart]][([](auto &ctx) {
       auto r = x3::_attr(ctx);
       x3::_val(ctx).text.assign(r.begin(), r.end());
-    })];
+    })]];
 auto const bool_literal_def =
-    keyword("true")[([](auto &ctx) { x3::_val(ctx).value = true; })] |
-    keyword("false")[([](auto &ctx) { x3::_val(ctx).value = false; })];
+    located[keyword("true")[([](auto &ctx) { x3::_val(ctx).value = true; })] |
+            keyword("false")[([](auto &ctx) { x3::_val(ctx).value = false; })]];
 
 // Shape expressions.
 x3::rule<shape_sum_id, ast::ShapeSum> const shape_sum = "a shape expression";
@@ -575,39 +923,39 @@ x3::rule<shape_factor_id, ast::ShapeFactor> const shape_factor =
 x3::rule<shape_negation_id, ast::ShapeNegation> const shape_negation =
     "a shape expression";
 x3::rule<shape_spread_id, ast::ShapeSpread> const shape_spread = "`*Name`";
-x3::rule<shape_item_id, ast::ShapeItem> const shape_item =
-    "a shape expression";
+x3::rule<shape_item_id, ast::ShapeItem> const shape_item = "a shape expression";
 
-auto const shape_sum_def =
-    shape_product >>
-    *(x3::char_("+-") > shape_product);
-auto const shape_product_def =
-    shape_factor >> *(x3::char_("*/") > shape_factor);
+auto const shape_sum_def = shape_product >> *(x3::char_("+-") > shape_product);
+auto const shape_product_def = shape_factor >>
+                               *(x3::char_("*/") > shape_factor);
 auto const shape_factor_def = int_literal | identifier | shape_negation |
                               nest[lit('(') > shape_sum > lit(')')];
 auto const shape_negation_def =
-    nest[lit('-') > shape_factor[([](auto &ctx) {
-      x3::_val(ctx).operand = x3::_attr(ctx);
-    })]];
-auto const shape_spread_def =
-    lit('*') > identifier[([](auto &ctx) {
-      x3::_val(ctx).name = x3::_attr(ctx);
-    })];
+    located[nest[lit('-') > shape_factor[([](auto &ctx) {
+                   x3::_val(ctx).operand = x3::_attr(ctx);
+                 })]]];
+auto const shape_spread_def = located[lit('*') > identifier[([](auto &ctx) {
+                                        x3::_val(ctx).name = x3::_attr(ctx);
+                                      })]];
 auto const shape_item_def = shape_spread | shape_sum;
 
 // Types.
 x3::rule<type_id, ast::Type> const type = "a type";
 x3::rule<tensor_type_id, ast::TensorType> const tensor_type = "a tensor type";
+x3::rule<element_type_id, ast::Identifier> const element_type =
+    "an element type";
 x3::rule<tuple_type_id, ast::TupleType> const tuple_type = "a tuple type";
 
 auto const type_def = tensor_type | tuple_type | identifier;
-auto const tensor_type_def = keyword("Tensor") >> lit('[') >
-                             -(shape_item % ',') > lit(';') > identifier >
+// `Tensor` is no element type, so the `[` is expected right after it.
+auto const tensor_type_def = keyword("Tensor") > lit('[') >
+                             -(shape_item % ',') > lit(';') > element_type >
                              lit(']');
+auto const element_type_def = identifier;
 auto const tuple_type_def =
-    nest[lit('(') > (type % ',')[([](auto &ctx) {
-      x3::_val(ctx).elements = std::move(x3::_attr(ctx));
-    })] > lit(')')];
+    located[nest[lit('(') > (type % ',')[([](auto &ctx) {
+                   x3::_val(ctx).elements = std::move(x3::_attr(ctx));
+                 })] > lit(')')]];
 
 // Expressions.
 x3::rule<expr_id, ast::Expr> const expr = "an expression";
@@ -625,82 +973,89 @@ x3::rule<list_item_id, ast::ListItem> const list_item = "a list item";
 x3::rule<argument_id, ast::Argument> const argument = "an argument";
 x3::rule<call_suffix_id, CallSuffix> const call_suffix = "a call";
 x3::rule<index_id, ast::Index> const index = "an index";
-x3::rule<index_list_id, std::vector<ast::Index>> const index_list =
-    "an index";
+x3::rule<index_list_id, std::vector<ast::Index>> const index_list = "an index";
 
 auto const expr_def = or_expr;
-auto const or_expr_def =
-    and_expr[assignValue] >> *((orOps > and_expr)[foldBinary]);
-auto const and_expr_def =
-    cmp_expr[assignValue] >> *((andOps > cmp_expr)[foldBinary]);
-auto const cmp_expr_def =
-    add_expr[assignValue] >> -((cmpOps > add_expr)[foldBinary]);
-auto const add_expr_def =
-    mul_expr[assignValue] >>
-    *((addOps > mul_expr)[foldBinary]);
-auto const mul_expr_def =
-    unary_expr[assignValue] >>
-    *((mulOps > unary_expr)[foldBinary]);
-auto const unary_expr_def =
-    nest[(prefixOps > unary_expr)[makeUnary]] |
-    postfix_expr[assignValue];
-auto const postfix_expr_def =
-    primary[assignValue] >>
-    *(call_suffix[makeCall] |
-      (lit('.') > identifier)[makeMember] |
-      nest[lit('[') > index_list > lit(']')][makeIndex]);
+auto const or_expr_def = and_expr[assignValue] >>
+                         *((orOps > and_expr)[foldBinary]);
+auto const and_expr_def = cmp_expr[assignValue] >>
+                          *((andOps > cmp_expr)[foldBinary]);
+auto const cmp_expr_def = add_expr[assignValue] >>
+                          -((cmpOps > add_expr)[foldBinary]);
+auto const add_expr_def = mul_expr[assignValue] >>
+                          *((addOps > mul_expr)[foldBinary]);
+auto const mul_expr_def = unary_expr[assignValue] >>
+                          *((mulOps > unary_expr)[foldBinary]);
+auto const unary_expr_def = nest[marked[(prefixOps > unary_expr)[makeUnary]]] |
+                            postfix_expr[assignValue];
+auto const
+    postfix_expr_def = primary[assignValue] >>
+                       *(call_suffix[makeCall] |
+                         (lit('.') > identifier)[makeMember] |
+                         nest[lit('[') > index_list > lit(']')][makeIndex]);
 auto const primary_def = float_literal | int_literal | bool_literal |
                          identifier | paren_expr | list_expr;
 // `(e)` and `(e, ...)` share the prefix, so the tuple is decided after `e`.
-auto const paren_expr_def = nest[
-    lit('(') > expr[assignValue] >
-    (lit(')') |
-     (lit(',') >> -(expr % ',') > lit(')'))[([](auto &ctx) {
-       ast::TupleExpr tuple;
-       tuple.elements.push_back(std::move(x3::_val(ctx)));
-       if (auto &rest = x3::_attr(ctx))
-         for (auto &element : *rest)
-           tuple.elements.push_back(std::move(element));
-       tuple.range = rangeBetween(x3::_where(ctx).begin(),
-                                  x3::_where(ctx).end());
-       x3::_val(ctx) = std::move(tuple);
-     })])];
+auto const paren_expr_def =
+    marked[nest[lit('(') > expr[assignValue] >
+                (lit(')') |
+                 (lit(',') >> -(expr % ',') > lit(')'))[([](auto &ctx) {
+                   ast::TupleExpr tuple;
+                   tuple.elements.push_back(std::move(x3::_val(ctx)));
+                   if (auto &rest = x3::_attr(ctx))
+                     for (auto &element : *rest)
+                       tuple.elements.push_back(std::move(element));
+                   tuple.range = rangeBetween(startOf(ctx), endOf(ctx));
+                   x3::_val(ctx) = std::move(tuple);
+                 })])]];
 auto const list_expr_def =
-    nest[lit('[') > -(list_item % ',')[([](auto &ctx) {
-      x3::_val(ctx).items = std::move(x3::_attr(ctx));
-    })] > lit(']')];
-auto const list_item_def =
-    matches[lit('*')][([](auto &ctx) {
-      x3::_val(ctx).spread = x3::_attr(ctx);
-    })] >
-    expr[([](auto &ctx) { x3::_val(ctx).value = std::move(x3::_attr(ctx)); })];
+    located[nest[lit('[') > -(list_item % ',')[([](auto &ctx) {
+                   x3::_val(ctx).items = std::move(x3::_attr(ctx));
+                 })] > lit(']')]];
+auto const list_item_def = located[matches[lit('*')][([](auto &ctx) {
+                                     x3::_val(ctx).spread = x3::_attr(ctx);
+                                   })] > expr[([](auto &ctx) {
+                                     x3::_val(ctx).value =
+                                         std::move(x3::_attr(ctx));
+                                   })]];
+auto const setArgumentValue = [](auto &ctx) {
+  x3::_val(ctx).value = std::move(x3::_attr(ctx));
+};
+// After `name =` the value is expected; otherwise the argument is an
+// expression (which may begin with a name).
 auto const argument_def =
-    -((identifier >> lit('=') >> !lit('='))[([](auto &ctx) {
-      x3::_val(ctx).keyword = x3::_attr(ctx);
-    })]) >>
-    expr[([](auto &ctx) { x3::_val(ctx).value = std::move(x3::_attr(ctx)); })];
+    located[((identifier >> lit('=') >> !lit('='))[([](auto &ctx) {
+               x3::_val(ctx).keyword = x3::_attr(ctx);
+             })] > expr[setArgumentValue]) |
+            expr[setArgumentValue]];
 // Explicit generic arguments are speculative: `a < b` is a comparison
 // unless a `>` directly followed by `(` closes the list.
 auto const call_suffix_def =
     -attempt[lit('<') >> (shape_item % ',')[([](auto &ctx) {
-      x3::_val(ctx).genericArgs = std::move(x3::_attr(ctx));
-    })] >> lit('>') >> &lit('(')] >>
+               x3::_val(ctx).genericArgs = std::move(x3::_attr(ctx));
+             })] >>
+             lit('>') >> &lit('(')] >>
     nest[lit('(') > -(argument % ',')[([](auto &ctx) {
-      x3::_val(ctx).arguments = std::move(x3::_attr(ctx));
-    })] > lit(')')];
+           x3::_val(ctx).arguments = std::move(x3::_attr(ctx));
+         })] > lit(')')];
 auto const index_def =
-    lit("...")[([](auto &ctx) { x3::_val(ctx).kind = ast::Index::Ellipsis; })] |
-    (expr[([](auto &ctx) { x3::_val(ctx).lower = std::move(x3::_attr(ctx)); })] >>
-     -(lit(':') >> x3::eps[([](auto &ctx) {
-         x3::_val(ctx).kind = ast::Index::Slice;
-       })] >>
-       -expr[([](auto &ctx) {
-         x3::_val(ctx).upper = std::move(x3::_attr(ctx));
-       })])) |
-    (lit(':') >> x3::eps[([](auto &ctx) {
-       x3::_val(ctx).kind = ast::Index::Slice;
-     })] >>
-     -expr[([](auto &ctx) { x3::_val(ctx).upper = std::move(x3::_attr(ctx)); })]);
+    located[lit("...")[(
+                [](auto &ctx) { x3::_val(ctx).kind = ast::Index::Ellipsis; })] |
+            (expr[([](auto &ctx) {
+               x3::_val(ctx).lower = std::move(x3::_attr(ctx));
+             })] >>
+             -(lit(':') >> x3::eps[([](auto &ctx) {
+                 x3::_val(ctx).kind = ast::Index::Slice;
+               })] >>
+               -expr[([](auto &ctx) {
+                 x3::_val(ctx).upper = std::move(x3::_attr(ctx));
+               })])) |
+            (lit(':') >> x3::eps[([](auto &ctx) {
+               x3::_val(ctx).kind = ast::Index::Slice;
+             })] >>
+             -expr[([](auto &ctx) {
+               x3::_val(ctx).upper = std::move(x3::_attr(ctx));
+             })])];
 auto const index_list_def = index % ',';
 
 // Statements.
@@ -716,24 +1071,27 @@ x3::rule<body_id, ast::Body> const body = "a body `{ ... }`";
 
 auto const pattern_def = identifier | tuple_pattern;
 auto const tuple_pattern_def =
-    nest[lit('(') > (pattern % ',')[([](auto &ctx) {
-      x3::_val(ctx).elements = std::move(x3::_attr(ctx));
-    })] > lit(')')];
+    located[nest[lit('(') > (pattern % ',')[([](auto &ctx) {
+                   x3::_val(ctx).elements = std::move(x3::_attr(ctx));
+                 })] > lit(')')]];
 auto const let_stmt_def = keyword("let") > pattern > -(lit(':') > type) >
                           lit('=') > expr;
-auto const return_stmt_def =
-    keyword("return") >
-    expr[([](auto &ctx) { x3::_val(ctx).value = std::move(x3::_attr(ctx)); })];
-auto const assign_stmt_def =
-    identifier >> *nest[lit('[') > index_list > lit(']')] >> lit('=') >>
-    !lit('=') > expr;
-auto const for_stmt_def =
-    keyword("for") > identifier > keyword("in") > expr > body;
+auto const return_stmt_def = located[keyword("return") > expr[([](auto &ctx) {
+                                       x3::_val(ctx).value =
+                                           std::move(x3::_attr(ctx));
+                                     })]];
+auto const assign_stmt_def = identifier >>
+                             *nest[lit('[') > index_list > lit(']')] >>
+                             lit('=') >> !lit('=') > expr;
+auto const for_stmt_def = keyword("for") > identifier > keyword("in") > expr
+                          > body;
 auto const statement_def = let_stmt | return_stmt | for_stmt | assign_stmt;
 x3::rule<struct body_end_id> const body_end =
     "a statement (`let`, `return`, `for`, an assignment) or `}`";
-auto const body_end_def = lit('}');
-auto const body_def = nest[lit('{') > *statement > body_end];
+auto const body_end_def = ClosingBraceParser{
+    "a statement (`let`, `return`, `for`, an assignment) or `}`",
+    kMemberAndTopLevelKeywords};
+auto const body_def = nest[braced[lit('{') > *statement > body_end]];
 
 // Declarations.
 x3::rule<generic_param_id, ast::GenericParam> const generic_param =
@@ -751,82 +1109,81 @@ x3::rule<member_id, ast::Member> const member = "a member";
 x3::rule<block_decl_id, ast::BlockDecl> const block_decl = "a block";
 x3::rule<use_decl_id, ast::UseDecl> const use_decl = "`use`";
 
-auto const generic_param_def = matches[lit('*')] >> identifier > lit(':') >
-                               identifier > -(lit('=') > shape_sum);
-auto const generic_params_def =
-    lit('<') > -(generic_param % ',') > lit('>');
-auto const module_path_def = (identifier % '.')[([](auto &ctx) {
-  x3::_val(ctx).parts = std::move(x3::_attr(ctx));
-})];
-auto const block_ref_def =
-    -(module_path >> lit("::"))[([](auto &ctx) {
-      x3::_val(ctx).module = std::move(x3::_attr(ctx));
-    })] >>
-    identifier[([](auto &ctx) { x3::_val(ctx).name = x3::_attr(ctx); })] >>
-    -(lit('<') > -(shape_item % ',')[([](auto &ctx) {
-        x3::_val(ctx).args = std::move(x3::_attr(ctx));
-      })] > lit('>'));
-auto const sub_member_def =
-    keyword("sub") >
-    identifier[([](auto &ctx) { x3::_val(ctx).name = x3::_attr(ctx); })] >
-    lit(':') >
-    ((lit('[') > block_ref > lit(';') > shape_sum > lit(']'))[([](auto &ctx) {
-       x3::_val(ctx).block = boost::fusion::at_c<0>(x3::_attr(ctx));
-       x3::_val(ctx).count = boost::fusion::at_c<1>(x3::_attr(ctx));
-     })] |
-     block_ref[([](auto &ctx) { x3::_val(ctx).block = x3::_attr(ctx); })]);
-auto const param_member_def =
-    keyword("param") > identifier > lit(':') > type > matches[lit('?')];
-auto const state_member_def =
-    keyword("state") > identifier > lit(':') > type;
+auto const generic_param_def = matches[lit('*')] >> identifier >
+                               lit(':') > identifier > -(lit('=') > shape_sum);
+auto const generic_params_def = lit('<') > -(generic_param % ',') > lit('>');
+auto const module_path_def = located[(identifier % '.')[(
+    [](auto &ctx) { x3::_val(ctx).parts = std::move(x3::_attr(ctx)); })]];
+auto const block_ref_def = located[-(module_path >> lit("::"))[([](auto &ctx) {
+  x3::_val(ctx).module = std::move(x3::_attr(ctx));
+})] >> identifier[([](auto &ctx) {
+  x3::_val(ctx).name = x3::_attr(ctx);
+})] >> -(lit('<') > -(shape_item % ',')[([](auto &ctx) {
+           x3::_val(ctx).args = std::move(x3::_attr(ctx));
+         })] > lit('>'))];
+auto const sub_member_def = located
+    [keyword("sub") >
+     identifier[([](auto &ctx) { x3::_val(ctx).name = x3::_attr(ctx); })] >
+     lit(':') >
+     ((lit('[') > block_ref > lit(';') > shape_sum > lit(']'))[([](auto &ctx) {
+        x3::_val(ctx).block = boost::fusion::at_c<0>(x3::_attr(ctx));
+        x3::_val(ctx).count = boost::fusion::at_c<1>(x3::_attr(ctx));
+      })] |
+      block_ref[([](auto &ctx) { x3::_val(ctx).block = x3::_attr(ctx); })])];
+auto const param_member_def = keyword("param") > identifier > lit(':') > type
+                              > matches[lit('?')];
+auto const state_member_def = keyword("state") > identifier > lit(':') > type;
 auto const fn_param_def = identifier > lit(':') > type;
-auto const fn_kind =
-    keyword("fn") >> x3::attr(false) | keyword("entry") >> x3::attr(true);
+auto const fn_kind = keyword("fn") >> x3::attr(false) |
+                     keyword("entry") >> x3::attr(true);
 auto const fn_member_def = matches[keyword("pub")] >> fn_kind > identifier >
-                           -generic_params > lit('(') >
-                           -(fn_param % ',') > lit(')') >
-                           -(lit("->") > type) > body;
+                           -generic_params > lit('(') > -(fn_param % ',') >
+                           lit(')') > -(lit("->") > type) > body;
 auto const member_def = sub_member | param_member | state_member | fn_member;
 
 auto const skip_member = SkipMemberParser{};
 x3::rule<struct block_end_id> const block_end =
     "a member (`sub`, `param`, `state`, `fn`, `pub`) or `}`";
-auto const block_end_def = lit('}');
+auto const block_end_def =
+    ClosingBraceParser{"a member (`sub`, `param`, `state`, `fn`, `pub`) or `}`",
+                       kTopLevelKeywords};
 // Rules that build their attribute with actions are kept apart from rules
 // that rely on automatic attribute propagation: X3 turns propagation off for
 // a whole rule as soon as its definition holds an action.
 x3::rule<struct block_body_id, std::vector<ast::Member>> const block_body =
     "a block body `{ ... }`";
 auto const block_body_def =
-    lit('{') > *(member[([](auto &ctx) {
-                   x3::_val(ctx).push_back(std::move(x3::_attr(ctx)));
-                 })] |
-                 skip_member) > block_end;
+    braced[lit('{') > *(member[([](auto &ctx) {
+                          x3::_val(ctx).push_back(std::move(x3::_attr(ctx)));
+                        })] |
+                        skip_member) > block_end];
 auto const block_decl_def =
     keyword("block") > identifier > -generic_params > block_body;
 x3::rule<struct use_names_id, std::vector<ast::Identifier>> const use_names =
     "a name or `{` names `}`";
 auto const use_names_def =
-    (lit('{') > (identifier % ',')[([](auto &ctx) {
-       x3::_val(ctx) = std::move(x3::_attr(ctx));
-     })] > -lit(',') > lit('}')) |
+    (lit('{') >
+     (identifier %
+      ',')[([](auto &ctx) { x3::_val(ctx) = std::move(x3::_attr(ctx)); })] >
+     -lit(',') > lit('}')) |
     identifier[([](auto &ctx) { x3::_val(ctx).push_back(x3::_attr(ctx)); })];
-auto const use_decl_def =
-    keyword("use") > module_path > lit("::") > use_names;
+auto const use_decl_def = keyword("use") > module_path > lit("::") > use_names;
 
 BOOST_SPIRIT_DEFINE(identifier, int_literal, float_literal, bool_literal,
-                    shape_sum, shape_product, shape_factor, shape_negation,
-                    shape_spread, shape_item, type, tensor_type, tuple_type,
-                    expr, or_expr, and_expr, cmp_expr, add_expr, mul_expr,
-                    unary_expr, postfix_expr, primary, paren_expr, list_expr,
-                    list_item, argument, call_suffix, index, index_list,
-                    pattern, tuple_pattern, let_stmt, return_stmt, assign_stmt,
-                    for_stmt, statement, body_end, body, generic_param,
-                    generic_params, module_path, block_ref, sub_member,
-                    param_member, state_member, fn_param, fn_member, member,
-                    block_end, block_body, block_decl, use_names, use_decl)
+                    element_type, shape_sum, shape_product, shape_factor,
+                    shape_negation, shape_spread, shape_item, type, tensor_type,
+                    tuple_type, expr, or_expr, and_expr, cmp_expr, add_expr,
+                    mul_expr, unary_expr, postfix_expr, primary, paren_expr,
+                    list_expr, list_item, argument, call_suffix, index,
+                    index_list, pattern, tuple_pattern, let_stmt, return_stmt,
+                    assign_stmt, for_stmt, statement, body_end, body,
+                    generic_param, generic_params, module_path, block_ref,
+                    sub_member, param_member, state_member, fn_param, fn_member,
+                    member, block_end, block_body, block_decl, use_names,
+                    use_decl)
 
-auto const skipper = x3::space | (lit("//") >> *(x3::char_ - x3::eol)) |
+auto const skipper = +x3::char_(" \t\n\r\f\v") |
+                     (lit("//") >> *(x3::char_ - x3::eol)) |
                      (lit("/*") >> *(x3::char_ - lit("*/")) >> lit("*/"));
 
 //===----------------------------------------------------------------------===//
@@ -857,7 +1214,13 @@ bool checkEncoding(llvm::StringRef text, DiagnosticEngine &diags) {
         return false;
       }
       if (mode == Code && !reportedNonAscii) {
-        diags.report(locOf(it), diag::NonAsciiOutsideComment, 0);
+        const auto *source = reinterpret_cast<const llvm::UTF8 *>(it);
+        llvm::UTF32 codePoint = 0;
+        llvm::convertUTF8Sequence(&source, source + length, &codePoint,
+                                  llvm::strictConversion);
+        diags.report(rangeBetween(it, it + length),
+                     diag::NonAsciiOutsideComment, std::string(it, length),
+                     unsigned(codePoint));
         reportedNonAscii = true;
         ok = false;
       }
@@ -893,15 +1256,14 @@ bool checkEncoding(llvm::StringRef text, DiagnosticEngine &diags) {
 
 } // namespace
 
-ast::ModuleAST linnet::parseModule(unsigned bufferId,
-                                   DiagnosticEngine &diags) {
+ast::ModuleAST linnet::parseModule(unsigned bufferId, DiagnosticEngine &diags) {
   ast::ModuleAST module;
   const llvm::MemoryBuffer *buffer =
       diags.getSourceMgr().getMemoryBuffer(bufferId);
   if (!checkEncoding(buffer->getBuffer(), diags))
     return module;
 
-  ParseState state{diags, buffer->getBufferEnd()};
+  ParseState state{diags, buffer->getBufferStart(), buffer->getBufferEnd()};
   Iterator first = buffer->getBufferStart();
   Iterator last = buffer->getBufferEnd();
 
@@ -914,18 +1276,17 @@ ast::ModuleAST linnet::parseModule(unsigned bufferId,
         })] |
         SkipTopLevelParser{});
   x3::rule<struct module_id, ast::ModuleAST> const module_rule = "a module";
-  auto const grammar = x3::with<parse_state_tag>(std::ref(state))[
-      module_rule = top_level];
+  auto const grammar =
+      x3::with<parse_state_tag>(std::ref(state))[module_rule = top_level];
   try {
     x3::phrase_parse(first, last, grammar, skipper, module);
   } catch (const x3::expectation_failure<Iterator> &failure) {
-    // Only a nesting failure outside any member can get here.
-    diags.report(locOf(failure.where()), diag::NestingTooDeep,
-                 ParserLimits::maxNesting);
+    // Only a limit failure outside any member can get here.
+    reportLimit(diags, skipTrivia(failure.where(), last), failure.which());
   }
   first = skipTrivia(first, last);
   if (first != last)
-    diags.report(locOf(first), diag::UnexpectedText,
-                 describeToken(first, last), "`block` or `use`");
+    diags.report(locOf(first), diag::UnexpectedText, describeToken(first, last),
+                 "`block` or `use`");
   return module;
 }

@@ -1,14 +1,17 @@
-//===- linnet.cpp - The linnet driver --------------------------------------===//
+//===- linnet.cpp - The linnet driver
+//--------------------------------------===//
 //
-// One executable, one subcommand per user task (`inspect` today; `check`,
-// `graph`, `emit`, `build` and `run` as their stages land). The driver only
-// wires stages together: load modules, check declarations, bind generics,
-// print; every message goes through the DiagnosticEngine.
+// One executable, one subcommand per user task: `inspect`, `check` and
+// `graph` today; `emit`, `build` and `run` as their stages land. The driver
+// only wires stages together (load modules, check declarations and bodies,
+// bind generics, print); every message goes through the DiagnosticEngine.
 //
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Basic/Diagnostics.h"
+#include "linnet/Graph/DataflowGraph.h"
 #include "linnet/Sema/Binding.h"
+#include "linnet/Sema/BodyChecker.h"
 #include "linnet/Sema/DeclChecker.h"
 #include "linnet/Sema/DeclPrinter.h"
 #include "linnet/Sema/ModuleLoader.h"
@@ -17,6 +20,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace linnet;
@@ -27,17 +31,39 @@ namespace {
 cl::SubCommand inspectCommand("inspect",
                               "Print the blocks of a model, and with --bind "
                               "its bound generics, entries and parameters");
+cl::SubCommand checkCommand("check",
+                            "Check every declaration and body of a model");
+cl::SubCommand graphCommand("graph",
+                            "Draw an entry's dataflow with inferred types");
 
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<file or folder>"),
-                               cl::sub(inspectCommand), cl::Required);
+                               cl::sub(inspectCommand), cl::sub(checkCommand),
+                               cl::sub(graphCommand), cl::Required);
 cl::list<std::string> includeDirs("I", cl::desc("Add a module search root"),
                                   cl::value_desc("dir"), cl::Prefix,
-                                  cl::sub(inspectCommand));
+                                  cl::sub(inspectCommand),
+                                  cl::sub(checkCommand), cl::sub(graphCommand));
 cl::list<std::string>
     bindings("bind",
              cl::desc("Bind root generics: a config.json, or Name=Value "
                       "(repeatable; later ones override)"),
-             cl::value_desc("config.json|Name=Value"), cl::sub(inspectCommand));
+             cl::value_desc("config.json|Name=Value"), cl::sub(inspectCommand),
+             cl::sub(checkCommand), cl::sub(graphCommand));
+cl::opt<bool> listObligations("obligations",
+                              cl::desc("List every obligation with its status"),
+                              cl::sub(checkCommand));
+cl::opt<std::string> entryName("entry",
+                               cl::desc("The entry (or function) to draw"),
+                               cl::value_desc("name"), cl::sub(graphCommand),
+                               cl::Required);
+cl::opt<unsigned> graphDepth("depth",
+                             cl::desc("Levels of calls to expand (default 1)"),
+                             cl::init(1), cl::sub(graphCommand));
+cl::opt<std::string> outputPath("o",
+                                cl::desc("Write to FILE.svg (through Graphviz "
+                                         "`dot`) or FILE.dot; default: DOT "
+                                         "on standard output"),
+                                cl::value_desc("file"), cl::sub(graphCommand));
 
 cl::opt<bool> listDiagnostics("list-diagnostics",
                               cl::desc("Print every diagnostic ID and exit"),
@@ -62,35 +88,131 @@ std::vector<std::string> defaultRoots(const char *argv0) {
   return roots;
 }
 
-int runInspect(const char *argv0) {
+/// The stages every command runs first: load, check declarations.
+struct Session {
   llvm::SourceMgr sourceMgr;
-  DiagnosticEngine diags(sourceMgr, llvm::errs());
-  std::vector<std::string> roots(includeDirs.begin(), includeDirs.end());
-  for (std::string &root : defaultRoots(argv0))
-    roots.push_back(std::move(root));
-
+  DiagnosticEngine diags{sourceMgr, llvm::errs()};
   Program program;
-  ModuleLoader loader(diags, roots);
-  if (!loader.loadInput(inputPath, program))
-    return 1;
-  loader.resolveImports(program);
-  checkDeclarations(program, diags);
-  if (diags.hadError())
-    return 1;
 
+  bool load(const char *argv0) {
+    std::vector<std::string> roots(includeDirs.begin(), includeDirs.end());
+    for (std::string &root : defaultRoots(argv0))
+      roots.push_back(std::move(root));
+    ModuleLoader loader(diags, roots);
+    if (!loader.loadInput(inputPath, program))
+      return false;
+    loader.resolveImports(program);
+    checkDeclarations(program, diags);
+    return !diags.hadError();
+  }
+};
+
+int runInspect(const char *argv0) {
+  Session session;
+  if (!session.load(argv0))
+    return 1;
   std::optional<BoundModel> bound;
   if (!bindings.empty()) {
-    bound = bindModel(program, bindings, diags);
+    bound = bindModel(session.program, bindings, session.diags);
     if (!bound)
       return 1;
   }
-
   std::string text;
   llvm::raw_string_ostream os(text);
-  printBlocks(inspectedBlocks(program), os);
+  printBlocks(inspectedBlocks(session.program), os);
   if (bound)
     printBoundModel(*bound, os);
   llvm::outs() << text;
+  return 0;
+}
+
+int runCheck(const char *argv0) {
+  Session session;
+  if (!session.load(argv0))
+    return 1;
+  CheckedProgram checked = checkBodies(session.program, session.diags);
+  std::optional<BoundModel> bound;
+  if (!bindings.empty() && !session.diags.hadError()) {
+    bound = bindModel(session.program, bindings, session.diags);
+    if (bound)
+      proveObligations(checked, *bound, session.diags);
+  }
+  if (listObligations) {
+    for (const Obligation &ob : checked.obligations) {
+      auto [line, column] = session.sourceMgr.getLineAndColumn(ob.loc.Start);
+      unsigned buffer = session.sourceMgr.FindBufferContainingLoc(ob.loc.Start);
+      llvm::outs()
+          << session.sourceMgr.getMemoryBuffer(buffer)->getBufferIdentifier()
+          << ":" << line << ":" << column << ": " << ob.what << ": "
+          << ob.statement() << ": " << obligationStatus(ob, bound.has_value())
+          << "\n";
+    }
+  }
+  return session.diags.hadError() ? 1 : 0;
+}
+
+int runGraph(const char *argv0) {
+  Session session;
+  if (!session.load(argv0))
+    return 1;
+  CheckedProgram checked = checkBodies(session.program, session.diags);
+  if (session.diags.hadError())
+    return 1;
+  if (!bindings.empty() && !bindModel(session.program, bindings, session.diags))
+    return 1;
+  const BlockDecl *root = findRootBlock(session.program, session.diags);
+  if (!root)
+    return 1;
+  const CheckedFunction *fn = checked.find(root, entryName);
+  if (!fn) {
+    std::string names;
+    for (const MemberDecl &member : root->members)
+      if (auto *decl = std::get_if<FnDecl>(&member))
+        names += (names.empty() ? "`" : ", `") + decl->name + "`";
+    session.diags.report(diag::UnknownEntry, entryName.getValue(),
+                         root->qualifiedName(), names);
+    return 1;
+  }
+  std::string dot =
+      renderDataflowGraph(checked, *fn, graphDepth,
+                          root->qualifiedName() + "." + fn->fn->name + ": " +
+                              formatSignature(*fn->fn));
+  if (outputPath.empty()) {
+    llvm::outs() << dot;
+    return 0;
+  }
+  bool svg = llvm::StringRef(outputPath).ends_with(".svg");
+  std::string dotPath = outputPath;
+  if (svg)
+    dotPath += ".dot";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream file(dotPath, ec);
+    if (ec) {
+      session.diags.report(diag::UnwritableFile, dotPath, ec.message());
+      return 1;
+    }
+    file << dot;
+  }
+  if (!svg)
+    return 0;
+  auto dotProgram = llvm::sys::findProgramByName("dot");
+  if (!dotProgram) {
+    session.diags.report(diag::GraphvizMissing, outputPath.getValue(), dotPath);
+    return 1;
+  }
+  std::string message;
+  llvm::StringRef args[] = {*dotProgram, "-Tsvg", dotPath, "-o",
+                            outputPath.getValue()};
+  int status = llvm::sys::ExecuteAndWait(*dotProgram, args, std::nullopt, {}, 0,
+                                         0, &message);
+  llvm::sys::fs::remove(dotPath);
+  if (status != 0) {
+    session.diags.report(diag::UnwritableFile, outputPath.getValue(),
+                         "Graphviz `dot` failed" +
+                             (message.empty() ? "" : ": " + message));
+    return 1;
+  }
   return 0;
 }
 
@@ -98,7 +220,8 @@ int runInspect(const char *argv0) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "linnet: the Linnet model compiler\n");
+  cl::ParseCommandLineOptions(argc, argv,
+                              "linnet: the Linnet model compiler\n");
   if (listDiagnostics) {
     for (const char *name : allDiagnosticNames())
       llvm::outs() << name << "\n";
@@ -106,6 +229,10 @@ int main(int argc, char **argv) {
   }
   if (inspectCommand)
     return runInspect(argv[0]);
+  if (checkCommand)
+    return runCheck(argv[0]);
+  if (graphCommand)
+    return runGraph(argv[0]);
   llvm::errs() << "linnet: error: no command given; try `linnet --help`\n";
   return 1;
 }

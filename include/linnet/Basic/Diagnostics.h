@@ -1,4 +1,5 @@
-//===- Diagnostics.h - Typed, catalogued diagnostics --------------*- C++ -*-===//
+//===- Diagnostics.h - Typed, catalogued diagnostics --------------*- C++
+//-*-===//
 //
 // Every diagnostic is declared once in DiagnosticKinds.def with an ID and the
 // types of its arguments; emitting one checks those types at compile time and
@@ -54,7 +55,9 @@ namespace diag {
 /// Every ID in the catalogue, for `linnet --list-diagnostics`.
 llvm::ArrayRef<const char *> allDiagnosticNames();
 
-template <typename T> struct TypeIdentity { using type = T; };
+template <typename T> struct TypeIdentity {
+  using type = T;
+};
 
 /// Collects and prints diagnostics for the sources held by a SourceMgr.
 class DiagnosticEngine {

@@ -1,4 +1,5 @@
-//===- Binding.h - Binding a model's generics to values ------------*- C++ -*-===//
+//===- Binding.h - Binding a model's generics to values ------------*- C++
+//-*-===//
 //
 // A model runs at one size: its root block's generics get values from a
 // Hugging Face config.json (through the field map of the model's checkpoint
@@ -17,6 +18,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+
 namespace linnet {
 
 /// The file, next to the root block's module, that maps config fields to
@@ -26,17 +29,25 @@ inline constexpr const char *kCheckpointBindingFile = "checkpoint_binding.json";
 struct BoundGeneric {
   std::string name;
   GenericKind kind = GenericKind::Dim;
-  int64_t size = 0;                      ///< Dim
+  int64_t size = 0;                       ///< Dim
   ElementType element = ElementType::F32; ///< Float
-  std::string origin;                    ///< `config.json: vocab_size`, ...
+  std::string origin;                     ///< `config.json: vocab_size`, ...
 
   std::string valueText() const;
+};
+
+/// One distinct instance of a block in the bound model: its Dim generics'
+/// values.
+struct BlockInstanceSizes {
+  const BlockDecl *block = nullptr;
+  std::map<std::string, ShapeExpr> sizes;
 };
 
 struct BoundModel {
   const BlockDecl *root = nullptr;
   std::vector<BoundGeneric> generics; ///< in the root's declaration order
   uint64_t parameterCount = 0;
+  std::vector<BlockInstanceSizes> instances;
 };
 
 /// The block that declares `pub entry` functions; reports when there is none

@@ -1,4 +1,5 @@
-//===- DeclChecker.h - Checking block declarations -----------------*- C++ -*-===//
+//===- DeclChecker.h - Checking block declarations -----------------*- C++
+//-*-===//
 //
 // Turns each registered block's syntax into checked declarations: generics
 // with kinds and ranks, sub-block references resolved and their generic

@@ -1,4 +1,5 @@
-//===- DeclPrinter.h - Declarations in their canonical text --------*- C++ -*-===//
+//===- DeclPrinter.h - Declarations in their canonical text --------*- C++
+//-*-===//
 //
 // Prints checked declarations the way `linnet inspect` shows them (and the
 // registry page lists them): headers `module::Block<generics>`, members two

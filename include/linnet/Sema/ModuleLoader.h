@@ -1,4 +1,5 @@
-//===- ModuleLoader.h - Files to modules, uses to imports ----------*- C++ -*-===//
+//===- ModuleLoader.h - Files to modules, uses to imports ----------*- C++
+//-*-===//
 //
 // Maps module names to files under the search roots, reads and parses each
 // module once, follows `use` declarations, and reports unknown modules and
@@ -18,8 +19,8 @@
 
 namespace linnet {
 
-/// The file that holds a folder's own module (`models/qwen3_5_moe/module.linnet`
-/// is the module `qwen3_5_moe`).
+/// The file that holds a folder's own module
+/// (`models/qwen3_5_moe/module.linnet` is the module `qwen3_5_moe`).
 inline constexpr const char *kFolderModuleFile = "module.linnet";
 /// Source files larger than this are refused rather than parsed.
 inline constexpr uint64_t kMaxSourceBytes = 64ull << 20;

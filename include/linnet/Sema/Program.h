@@ -1,4 +1,5 @@
-//===- Program.h - Resolved, checked declarations ------------------*- C++ -*-===//
+//===- Program.h - Resolved, checked declarations ------------------*- C++
+//-*-===//
 //
 // What Sema hands to every later stage: the modules that were loaded, and for
 // each block its generics (with kinds and canonical ranks), its members with
@@ -43,9 +44,12 @@ struct GenericDecl {
   /// Position in the canonical order: the block's generics, then the
   /// function's.
   unsigned rank = 0;
-  std::optional<ShapeExpr> defaultSize;        ///< Dim with `= expr`
-  std::optional<ElementType> defaultElement;   ///< Float with `= bf16`
+  std::optional<ShapeExpr> defaultSize;      ///< Dim with `= expr`
+  std::optional<ElementType> defaultElement; ///< Float with `= bf16`
   llvm::SMRange loc;
+  /// Its kind is not known (an error already reported); uses of it are
+  /// not checked, so that one mistake is reported once.
+  bool invalid = false;
 
   ShapeSymbol symbol() const { return {rank, name}; }
 };
@@ -66,8 +70,8 @@ struct DimEntry {
 /// A checked type: a tensor, a scalar, or a tuple.
 struct TypeRef {
   enum Kind { Tensor, Scalar, Tuple } kind = Scalar;
-  std::vector<DimEntry> dims;   ///< Tensor
-  ElementRef element;           ///< Tensor and Scalar
+  std::vector<DimEntry> dims;    ///< Tensor
+  ElementRef element;            ///< Tensor and Scalar
   std::vector<TypeRef> elements; ///< Tuple
   llvm::SMRange loc;
 };
@@ -89,7 +93,7 @@ struct ModuleInfo;
 struct SubDecl {
   std::string name;
   BlockDecl *block = nullptr;
-  std::vector<GenericArg> args; ///< one per generic of `block`
+  std::vector<GenericArg> args;   ///< one per generic of `block`
   std::optional<ShapeExpr> count; ///< arrays `[Block<...>; N]`
   llvm::SMRange loc;
 };
@@ -155,6 +159,9 @@ struct ModuleInfo {
   ast::ModuleAST syntax;
   llvm::StringMap<BlockDecl *> blocks;
   std::vector<ImportRef> imports;
+  /// Names imported from modules that could not be found (reported once, at
+  /// the `use`; uses of these names are not reported again).
+  std::vector<std::string> unresolvedImports;
   /// Modules named by `use`, with the location of the `use`.
   std::vector<std::pair<ModuleInfo *, llvm::SMRange>> uses;
   bool isInput = false; ///< named by the command line, not only imported

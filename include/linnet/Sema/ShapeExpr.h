@@ -1,4 +1,5 @@
-//===- ShapeExpr.h - Symbolic sizes as polynomials ----------------*- C++ -*-===//
+//===- ShapeExpr.h - Symbolic sizes as polynomials ----------------*- C++
+//-*-===//
 //
 // Tensor sizes in Linnet are polynomials with rational coefficients over the
 // Dim generics in scope (`2 * Heads * HeadDim`, `-1 + Width`, `HeadDim / 4`).
@@ -120,7 +121,9 @@ public:
 
   /// The value when the expression has no symbols.
   std::optional<Rational> constantValue() const;
-  bool isConstant() const { return terms.empty() || constantValue().has_value(); }
+  bool isConstant() const {
+    return terms.empty() || constantValue().has_value();
+  }
 
   /// The symbols that occur, each once, in canonical order.
   std::vector<ShapeSymbol> symbols() const;

@@ -1,4 +1,5 @@
-//===- AST.h - The syntax tree of a Linnet module ------------------*- C++ -*-===//
+//===- AST.h - The syntax tree of a Linnet module ------------------*- C++
+//-*-===//
 //
 // What the parser hands to Sema: one ModuleAST per source file, exactly as
 // written (shape expressions are not normalised here, bodies are not typed).
@@ -99,8 +100,7 @@ struct TensorType : Located {
 
 struct TupleType;
 /// A tensor type, a tuple, or a named scalar type such as `i32`.
-using Type =
-    x3::variant<TensorType, x3::forward_ast<TupleType>, Identifier>;
+using Type = x3::variant<TensorType, x3::forward_ast<TupleType>, Identifier>;
 
 struct TupleType : Located {
   std::vector<Type> elements;
@@ -130,13 +130,13 @@ struct Expr
 
 struct UnaryExpr : Located {
   unsigned depth = 1; ///< height of the tree below, bounded by the parser
-  std::string op; ///< "-" or "!"
+  std::string op;     ///< "-" or "!"
   Expr operand;
 };
 
 struct BinaryExpr : Located {
   unsigned depth = 1; ///< height of the tree below, bounded by the parser
-  std::string op; ///< "+", "==", "@", "&&", ...
+  std::string op;     ///< "+", "==", "@", "&&", ...
   Expr lhs;
   Expr rhs;
 };
@@ -208,8 +208,8 @@ struct AssignStmt : Located {
   Expr value;
 };
 struct ForStmt;
-using Statement = x3::variant<LetStmt, ReturnStmt, AssignStmt,
-                              x3::forward_ast<ForStmt>>;
+using Statement =
+    x3::variant<LetStmt, ReturnStmt, AssignStmt, x3::forward_ast<ForStmt>>;
 struct Body : Located {
   std::vector<Statement> statements;
 };

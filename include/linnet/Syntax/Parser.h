@@ -1,4 +1,5 @@
-//===- Parser.h - Parsing Linnet source into an AST ----------------*- C++ -*-===//
+//===- Parser.h - Parsing Linnet source into an AST ----------------*- C++
+//-*-===//
 //
 // The one entry point of the Syntax stage: a buffer in, a ModuleAST out, with
 // every syntax error reported through the DiagnosticEngine. The parser

@@ -1,0 +1,106 @@
+//===- BodyChecker.h - Typing function bodies ----------------------*- C++
+//-*-===//
+//
+// Gives every expression of every function body a ValueType, by the typing
+// rules of docs/language.md: calls of sub-blocks' functions infer their
+// generics by unifying argument types, built-in operations have their own
+// rules, and conditions that are arithmetic rather than identities (a
+// reshape keeps the element count, a split's parts sum to the axis, a
+// division is exact) become obligations, proven or refuted when generics are
+// bound. The checked functions also record their dataflow, which is what
+// `linnet graph` draws.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_SEMA_BODYCHECKER_H
+#define LINNET_SEMA_BODYCHECKER_H
+
+#include "linnet/Basic/Diagnostics.h"
+#include "linnet/Sema/Binding.h"
+#include "linnet/Sema/ValueType.h"
+
+#include <map>
+
+namespace linnet {
+
+/// An arithmetic condition a body relies on.
+struct Obligation {
+  enum Kind {
+    Equal,    ///< lhs == rhs
+    Integral, ///< lhs is an integer
+    Divides,  ///< lhs divides rhs (both sizes)
+    AtMost,   ///< lhs <= rhs
+  } kind = Equal;
+  ShapeExpr lhs, rhs;
+  std::string what; ///< `reshape keeps the element count`
+  llvm::SMRange loc;
+  const BlockDecl *block = nullptr;
+  enum Status { Proven, Refuted, Pending } status = Pending;
+  /// After binding: how many instances of the block proved it, and the
+  /// values of the first instance that refuted it.
+  unsigned provenInstances = 0;
+  std::string refutedWith;
+
+  /// `B * S * H == B * S * Heads * HeadDim`, `HeadDim / 4 is an integer`.
+  std::string statement() const;
+};
+
+/// One operation of a function's dataflow.
+struct GraphNode {
+  std::string label; ///< `matmul`, `q_proj.forward`, `param weight`
+  /// Value ids read; for calls of block functions, one per parameter
+  /// (-1 where the argument is not a tensor).
+  std::vector<int> inputs;
+  std::vector<int> outputs; ///< value ids
+  /// For calls of block functions: what `linnet graph --depth` expands.
+  const BlockDecl *calleeBlock = nullptr;
+  const FnDecl *callee = nullptr;
+  Substitution calleeGenerics; ///< callee's block and function generics
+  std::string repeat;          ///< `Groups` when called for each of an array
+  llvm::SMRange loc;
+};
+
+/// The dataflow of one checked function, in its block's generics.
+struct FunctionGraph {
+  std::vector<ValueType> values;
+  std::vector<std::string> valueNames; ///< the variable, where there is one
+  std::vector<int> params;             ///< value ids of the parameters
+  std::vector<int> results;            ///< value ids returned
+  std::vector<GraphNode> nodes;
+};
+
+struct CheckedFunction {
+  const BlockDecl *block = nullptr;
+  const FnDecl *fn = nullptr;
+  FunctionGraph graph;
+  bool writesState = false; ///< directly or through the functions it calls
+  bool ok = true;
+};
+
+struct CheckedProgram {
+  std::map<std::pair<const BlockDecl *, std::string>, CheckedFunction>
+      functions;
+  std::vector<Obligation> obligations;
+
+  const CheckedFunction *find(const BlockDecl *block,
+                              llvm::StringRef name) const {
+    auto it = functions.find({block, name.str()});
+    return it == functions.end() ? nullptr : &it->second;
+  }
+};
+
+/// Checks every body of every valid block; reports through `diags`.
+CheckedProgram checkBodies(const Program &program, DiagnosticEngine &diags);
+
+/// Decides every pending obligation in every bound instance of its block,
+/// reporting each refuted one with the values involved. Returns false if
+/// any is refuted.
+bool proveObligations(CheckedProgram &program, const BoundModel &model,
+                      DiagnosticEngine &diags);
+
+/// `proven`, `refuted`, `pending`, with the instance count or values.
+std::string obligationStatus(const Obligation &obligation, bool bound);
+
+} // namespace linnet
+
+#endif // LINNET_SEMA_BODYCHECKER_H
