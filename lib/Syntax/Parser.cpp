@@ -309,14 +309,31 @@ llvm::SMRange rangeBetween(Iterator first, Iterator last) {
 // Custom parsers: nesting guard, speculative attempt, recovery
 //===----------------------------------------------------------------------===//
 
+/// The common part of this file's directives: a unary parser whose
+/// attribute is its subject's.
+template <typename Subject, typename Derived>
+struct PassThroughDirective : x3::unary_parser<Subject, Derived> {
+  static constexpr bool is_pass_through_unary = true;
+  static constexpr bool handles_container = Subject::handles_container;
+  PassThroughDirective(const Subject &subject)
+      : x3::unary_parser<Subject, Derived>(subject) {}
+};
+
+/// `directive[p]` syntax for a directive template.
+template <template <typename> class Directive> struct DirectiveGen {
+  template <typename Subject>
+  Directive<typename x3::extension::as_parser<Subject>::value_type>
+  operator[](const Subject &subject) const {
+    return {x3::as_parser(subject)};
+  }
+};
+
 /// `nest[p]`: parses p one nesting level deeper; past the limit it throws an
 /// expectation failure that on_error reports as NestingTooDeep.
 template <typename Subject>
-struct NestParser : x3::unary_parser<Subject, NestParser<Subject>> {
-  using base = x3::unary_parser<Subject, NestParser<Subject>>;
-  static constexpr bool is_pass_through_unary = true;
-  static constexpr bool handles_container = Subject::handles_container;
-  NestParser(const Subject &subject) : base(subject) {}
+struct NestParser : PassThroughDirective<Subject, NestParser<Subject>> {
+  using PassThroughDirective<Subject,
+                             NestParser<Subject>>::PassThroughDirective;
 
   template <typename It, typename Ctx, typename RCtx, typename Attr>
   bool parse(It &first, const It &last, const Ctx &ctx, RCtx &rctx,
@@ -333,25 +350,16 @@ struct NestParser : x3::unary_parser<Subject, NestParser<Subject>> {
     return this->subject.parse(first, last, ctx, rctx, attr);
   }
 };
-struct NestGen {
-  template <typename Subject>
-  NestParser<typename x3::extension::as_parser<Subject>::value_type>
-  operator[](const Subject &subject) const {
-    return {x3::as_parser(subject)};
-  }
-};
-constexpr NestGen nest{};
+constexpr DirectiveGen<NestParser> nest{};
 
 /// `located[p]`: p, recording the source range it matched on the attribute
 /// of the rule it defines. Rules whose definition holds a semantic action
 /// need it: X3 then calls their on_success handler without the attribute, so
 /// Annotate cannot see it.
 template <typename Subject>
-struct LocatedParser : x3::unary_parser<Subject, LocatedParser<Subject>> {
-  using base = x3::unary_parser<Subject, LocatedParser<Subject>>;
-  static constexpr bool is_pass_through_unary = true;
-  static constexpr bool handles_container = Subject::handles_container;
-  LocatedParser(const Subject &subject) : base(subject) {}
+struct LocatedParser : PassThroughDirective<Subject, LocatedParser<Subject>> {
+  using PassThroughDirective<Subject,
+                             LocatedParser<Subject>>::PassThroughDirective;
 
   template <typename It, typename Ctx, typename RCtx, typename Attr>
   bool parse(It &first, const It &last, const Ctx &ctx, RCtx &rctx,
@@ -366,44 +374,32 @@ struct LocatedParser : x3::unary_parser<Subject, LocatedParser<Subject>> {
     return true;
   }
 };
-struct LocatedGen {
+constexpr DirectiveGen<LocatedParser> located{};
+
+/// Runs a parser with the position where it begins (after whitespace)
+/// pushed on one of the ParseState's position stacks.
+template <std::vector<Iterator> ParseState::*Stack> struct PushPosition {
   template <typename Subject>
-  LocatedParser<typename x3::extension::as_parser<Subject>::value_type>
-  operator[](const Subject &subject) const {
-    return {x3::as_parser(subject)};
-  }
+  struct Parser : PassThroughDirective<Subject, Parser<Subject>> {
+    using PassThroughDirective<Subject, Parser<Subject>>::PassThroughDirective;
+
+    template <typename It, typename Ctx, typename RCtx, typename Attr>
+    bool parse(It &first, const It &last, const Ctx &ctx, RCtx &rctx,
+               Attr &attr) const {
+      std::vector<Iterator> &stack = stateOf(ctx).*Stack;
+      stack.push_back(skipTrivia(first, last));
+      struct Pop {
+        std::vector<Iterator> &stack;
+        ~Pop() { stack.pop_back(); }
+      } pop{stack};
+      return this->subject.parse(first, last, ctx, rctx, attr);
+    }
+  };
 };
-constexpr LocatedGen located{};
 
 /// `braced[p]`: p, which starts with a `{`; while p runs, that `{` is the
 /// innermost open brace, for the note of a missing `}`.
-template <typename Subject>
-struct BracedParser : x3::unary_parser<Subject, BracedParser<Subject>> {
-  using base = x3::unary_parser<Subject, BracedParser<Subject>>;
-  static constexpr bool is_pass_through_unary = true;
-  static constexpr bool handles_container = Subject::handles_container;
-  BracedParser(const Subject &subject) : base(subject) {}
-
-  template <typename It, typename Ctx, typename RCtx, typename Attr>
-  bool parse(It &first, const It &last, const Ctx &ctx, RCtx &rctx,
-             Attr &attr) const {
-    ParseState &state = stateOf(ctx);
-    state.openBraces.push_back(skipTrivia(first, last));
-    struct Pop {
-      std::vector<Iterator> &braces;
-      ~Pop() { braces.pop_back(); }
-    } pop{state.openBraces};
-    return this->subject.parse(first, last, ctx, rctx, attr);
-  }
-};
-struct BracedGen {
-  template <typename Subject>
-  BracedParser<typename x3::extension::as_parser<Subject>::value_type>
-  operator[](const Subject &subject) const {
-    return {x3::as_parser(subject)};
-  }
-};
-constexpr BracedGen braced{};
+constexpr DirectiveGen<PushPosition<&ParseState::openBraces>::Parser> braced{};
 
 /// True when the token at `at` shows that the innermost open brace will
 /// never be closed: the end of the file, or one of `stops` (keywords that
@@ -475,33 +471,7 @@ const llvm::StringRef kMemberAndTopLevelKeywords[] = {
 
 /// `marked[p]`: p, with the position where it begins (after whitespace)
 /// available to the actions inside it as `startOf(ctx)`.
-template <typename Subject>
-struct MarkedParser : x3::unary_parser<Subject, MarkedParser<Subject>> {
-  using base = x3::unary_parser<Subject, MarkedParser<Subject>>;
-  static constexpr bool is_pass_through_unary = true;
-  static constexpr bool handles_container = Subject::handles_container;
-  MarkedParser(const Subject &subject) : base(subject) {}
-
-  template <typename It, typename Ctx, typename RCtx, typename Attr>
-  bool parse(It &first, const It &last, const Ctx &ctx, RCtx &rctx,
-             Attr &attr) const {
-    ParseState &state = stateOf(ctx);
-    state.marks.push_back(skipTrivia(first, last));
-    struct Pop {
-      std::vector<Iterator> &marks;
-      ~Pop() { marks.pop_back(); }
-    } pop{state.marks};
-    return this->subject.parse(first, last, ctx, rctx, attr);
-  }
-};
-struct MarkedGen {
-  template <typename Subject>
-  MarkedParser<typename x3::extension::as_parser<Subject>::value_type>
-  operator[](const Subject &subject) const {
-    return {x3::as_parser(subject)};
-  }
-};
-constexpr MarkedGen marked{};
+constexpr DirectiveGen<PushPosition<&ParseState::marks>::Parser> marked{};
 
 /// Where the innermost `marked[]` parser began.
 template <typename Context> Iterator startOf(const Context &context) {
@@ -516,11 +486,9 @@ template <typename Context> Iterator endOf(const Context &context) {
 /// `attempt[p]`: p, or no match at all when p fails or throws an expectation
 /// failure (nesting failures still propagate). For speculative parses only.
 template <typename Subject>
-struct AttemptParser : x3::unary_parser<Subject, AttemptParser<Subject>> {
-  using base = x3::unary_parser<Subject, AttemptParser<Subject>>;
-  static constexpr bool is_pass_through_unary = true;
-  static constexpr bool handles_container = Subject::handles_container;
-  AttemptParser(const Subject &subject) : base(subject) {}
+struct AttemptParser : PassThroughDirective<Subject, AttemptParser<Subject>> {
+  using PassThroughDirective<Subject,
+                             AttemptParser<Subject>>::PassThroughDirective;
 
   template <typename It, typename Ctx, typename RCtx, typename Attr>
   bool parse(It &first, const It &last, const Ctx &ctx, RCtx &rctx,
@@ -537,48 +505,19 @@ struct AttemptParser : x3::unary_parser<Subject, AttemptParser<Subject>> {
     return false;
   }
 };
-struct AttemptGen {
-  template <typename Subject>
-  AttemptParser<typename x3::extension::as_parser<Subject>::value_type>
-  operator[](const Subject &subject) const {
-    return {x3::as_parser(subject)};
-  }
-};
-constexpr AttemptGen attempt{};
+constexpr DirectiveGen<AttemptParser> attempt{};
 
 } // namespace
 
-// The wrappers above expect what their subject expects.
+// The directives above expect what their subject expects.
 namespace boost::spirit::x3 {
-template <typename Subject> struct get_info<NestParser<Subject>> {
+template <typename Parser>
+struct get_info<
+    Parser,
+    std::enable_if_t<std::is_base_of_v<
+        PassThroughDirective<typename Parser::subject_type, Parser>, Parser>>> {
   using result_type = std::string;
-  std::string operator()(const NestParser<Subject> &p) const {
-    return what(p.subject);
-  }
-};
-template <typename Subject> struct get_info<LocatedParser<Subject>> {
-  using result_type = std::string;
-  std::string operator()(const LocatedParser<Subject> &p) const {
-    return what(p.subject);
-  }
-};
-template <typename Subject> struct get_info<BracedParser<Subject>> {
-  using result_type = std::string;
-  std::string operator()(const BracedParser<Subject> &p) const {
-    return what(p.subject);
-  }
-};
-template <typename Subject> struct get_info<MarkedParser<Subject>> {
-  using result_type = std::string;
-  std::string operator()(const MarkedParser<Subject> &p) const {
-    return what(p.subject);
-  }
-};
-template <typename Subject> struct get_info<AttemptParser<Subject>> {
-  using result_type = std::string;
-  std::string operator()(const AttemptParser<Subject> &p) const {
-    return what(p.subject);
-  }
+  std::string operator()(const Parser &p) const { return what(p.subject); }
 };
 } // namespace boost::spirit::x3
 
