@@ -1,5 +1,4 @@
-//===- Diagnostics.cpp - Rendering catalogued diagnostics
-//------------------===//
+//===- Diagnostics.cpp - Rendering catalogued diagnostics -----------------===//
 //
 // Formats a diagnostic in the project's one form (see CONVENTIONS.md):
 // `file:line:col: error: message [Id]`, the source line and a caret. The

@@ -1,5 +1,4 @@
-//===- AST.cpp - Source ranges of syntax-tree variants
-//---------------------===//
+//===- AST.cpp - Source ranges of syntax-tree variants --------------------===//
 //
 // Variants do not share a base, so their ranges are read through visitors.
 //

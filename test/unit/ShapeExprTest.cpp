@@ -1,5 +1,4 @@
-//===- ShapeExprTest.cpp - Tests for symbolic sizes
-//------------------------===//
+//===- ShapeExprTest.cpp - Tests for symbolic sizes -----------------------===//
 //
 // Shape equality is structural comparison of normal forms, so these tests
 // pin down the algebra (equal polynomials must compare equal however they
