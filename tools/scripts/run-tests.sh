@@ -9,10 +9,12 @@ build="${LINNET_BUILD_DIR:-$top/build}"
 log="$(mktemp)"
 /usr/lib/llvm-22/bin/lit -sv "$build/test" "$build/test/unit" | tee "$log"
 status=${PIPESTATUS[0]}
-passed=$(grep -E '^ *Passed *:' "$log" | awk '{print $NF}')
+# lit's summary lines read `  Passed: 95 (98.96%)`.
+count() { sed -nE "s/^ *$1 *: *([0-9]+).*/\1/p" "$log" | head -n 1; }
+passed=$(count Passed)
 failed=0
 for kind in Failed Unresolved 'Timed Out' 'Unexpectedly Passed'; do
-  n=$(grep -E "^ *$kind *:" "$log" | awk '{print $NF}')
+  n=$(count "$kind")
   failed=$((failed + ${n:-0}))
 done
 rm -f "$log"
