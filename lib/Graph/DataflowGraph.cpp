@@ -74,6 +74,11 @@ Substitution compose(const Substitution &inner, const Substitution &outer) {
   return result;
 }
 
+/// Expansion stops (drawing calls as boxes) past these, so a chain of
+/// functions that each call the next twice cannot blow up the drawing.
+constexpr unsigned kMaxNesting = 64;
+constexpr unsigned kMaxNodes = 5000;
+
 class Emitter {
 public:
   Emitter(const CheckedProgram &program, llvm::raw_ostream &os)
@@ -101,7 +106,8 @@ public:
       // A block's own functions are drawn inline; each level of sub-block
       // calls costs one level of depth.
       bool own = callee && node.calleeBlock == fn.block;
-      if (callee && callee->ok && (own || depth > 0) && nesting < 64) {
+      if (callee && callee->ok && (own || depth > 0) && nesting < kMaxNesting &&
+          nextId < kMaxNodes) {
         std::string cluster = "cluster_" + std::to_string(nextId++);
         std::string label =
             node.calleeBlock->qualifiedName() + "." + node.callee->name;

@@ -699,36 +699,64 @@ void DeclChecker::checkBlockMembers(BlockDecl &block) {
 }
 
 void DeclChecker::checkRecursion() {
-  // Depth-first search over sub edges; a back edge closes a cycle.
+  // Depth-first search over sub edges, with an explicit stack so a chain of
+  // a million blocks cannot exhaust the native one; a back edge closes a
+  // cycle. On the way out each block learns how deep its subs nest, which
+  // bounds every later walk of the tree (binding, graphs).
   enum State { Unvisited, Active, Done };
   std::map<const BlockDecl *, State> state;
-  std::vector<const BlockDecl *> stack;
-  std::function<void(BlockDecl *)> visit = [&](BlockDecl *block) {
-    state[block] = Active;
-    stack.push_back(block);
-    for (const MemberDecl &member : block->members) {
-      auto *sub = std::get_if<SubDecl>(&member);
+  std::map<const BlockDecl *, unsigned> height;
+  struct Frame {
+    BlockDecl *block;
+    size_t next = 0; ///< the member to look at next
+  };
+  std::vector<Frame> stack;
+  bool reportedDepth = false;
+  for (const auto &root : program.blocks) {
+    if (state[root.get()] != Unvisited)
+      continue;
+    state[root.get()] = Active;
+    stack.push_back({root.get()});
+    while (!stack.empty()) {
+      Frame &frame = stack.back();
+      BlockDecl *block = frame.block;
+      if (frame.next == block->members.size()) {
+        unsigned deepest = 0;
+        for (const MemberDecl &member : block->members)
+          if (auto *sub = std::get_if<SubDecl>(&member))
+            deepest = std::max(deepest, height[sub->block]);
+        height[block] = deepest + 1;
+        if (height[block] > kMaxSubNesting) {
+          block->valid = false;
+          if (!reportedDepth)
+            diags.report(block->syntax->name.range, diag::SubNestingTooDeep,
+                         block->name, height[block], kMaxSubNesting);
+          reportedDepth = true;
+        }
+        state[block] = Done;
+        stack.pop_back();
+        continue;
+      }
+      auto *sub = std::get_if<SubDecl>(&block->members[frame.next++]);
       if (!sub)
         continue;
       if (state[sub->block] == Active) {
+        auto start =
+            std::find_if(stack.begin(), stack.end(),
+                         [&](const Frame &f) { return f.block == sub->block; });
         std::string cycle;
-        auto start = std::find(stack.begin(), stack.end(), sub->block);
         for (auto it = start; it != stack.end(); ++it)
-          cycle += "`" + (*it)->name + "` -> ";
+          cycle += "`" + it->block->name + "` -> ";
         cycle += "`" + sub->block->name + "`";
         diags.report(sub->loc, diag::RecursiveBlock, sub->block->name, cycle);
         for (auto it = start; it != stack.end(); ++it)
-          const_cast<BlockDecl *>(*it)->valid = false;
+          it->block->valid = false;
       } else if (state[sub->block] == Unvisited) {
-        visit(sub->block);
+        state[sub->block] = Active;
+        stack.push_back({sub->block});
       }
     }
-    stack.pop_back();
-    state[block] = Done;
-  };
-  for (const auto &block : program.blocks)
-    if (state[block.get()] == Unvisited)
-      visit(block.get());
+  }
 }
 
 void DeclChecker::run() {

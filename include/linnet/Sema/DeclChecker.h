@@ -17,6 +17,9 @@
 
 namespace linnet {
 
+/// Blocks may contain blocks (through subs) this many levels deep.
+inline constexpr unsigned kMaxSubNesting = 256;
+
 /// Checks every block of `program`. Returns false if any error was reported.
 bool checkDeclarations(Program &program, DiagnosticEngine &diags);
 
