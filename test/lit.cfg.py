@@ -14,3 +14,5 @@ config.environment["PATH"] = os.pathsep.join(
     [config.linnet_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%linnet_src", config.linnet_source_dir))
 config.substitutions.append(("%python", "python3"))
+# Debian's python3, which has Debian's numpy (a pyenv `python3` on PATH may not).
+config.substitutions.append(("%refpython", "/usr/bin/python3"))

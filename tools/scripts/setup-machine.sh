@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build python3 ccache
   clang-22 lld-22 libclang-rt-22-dev clang-format-22
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  libboost-dev libfmt-dev libgtest-dev graphviz
+  libboost-dev libfmt-dev libgtest-dev graphviz python3-numpy
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,99 @@
+//===- Safetensors.h - Reading Hugging Face safetensors files ----*- C++
+//-*-===//
+//
+// Checkpoints arrive as safetensors files: an 8-byte little-endian header
+// length, a JSON header naming each tensor's dtype, shape and byte range,
+// then the data. Files are memory-mapped and every header is validated
+// before any tensor is touched (ranges inside the file, no overlaps, sizes
+// matching shape and dtype), so a truncated or malicious file is an error
+// with a message, never an out-of-bounds read. A sharded checkpoint is read
+// through `model.safetensors.index.json`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_RUNTIME_SAFETENSORS_H
+#define LINNET_RUNTIME_SAFETENSORS_H
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace linnet {
+
+/// The element types a safetensors header may name that linnet reads.
+enum class TensorDType { BF16, F16, F32, F64, I8, I16, I32, I64, U8, Bool };
+
+/// `BF16` -> TensorDType::BF16; nothing for a dtype linnet does not read.
+std::optional<TensorDType> parseTensorDType(llvm::StringRef name);
+llvm::StringRef tensorDTypeName(TensorDType dtype);
+unsigned tensorDTypeBytes(TensorDType dtype);
+
+/// One tensor of a checkpoint: where its bytes are and what they hold.
+struct TensorView {
+  std::string name;
+  TensorDType dtype = TensorDType::F32;
+  std::vector<int64_t> shape;
+  llvm::StringRef bytes; ///< inside the mapped file
+  std::string file;      ///< for messages
+
+  int64_t elementCount() const;
+};
+
+/// One parsed safetensors file, kept mapped for the views into it.
+class SafetensorsFile {
+public:
+  /// Maps and validates a file.
+  static llvm::Expected<std::unique_ptr<SafetensorsFile>>
+  open(llvm::StringRef path);
+  /// Validates bytes already in memory (named `name` in messages).
+  static llvm::Expected<std::unique_ptr<SafetensorsFile>>
+  parse(std::unique_ptr<llvm::MemoryBuffer> buffer, llvm::StringRef name);
+
+  const std::vector<TensorView> &tensors() const { return views; }
+  const std::map<std::string, std::string> &metadata() const { return meta; }
+
+private:
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  std::vector<TensorView> views;
+  std::map<std::string, std::string> meta;
+};
+
+/// A checkpoint folder: `model.safetensors`, or the shards named by
+/// `model.safetensors.index.json`.
+class Checkpoint {
+public:
+  static llvm::Expected<Checkpoint> open(llvm::StringRef folder);
+
+  /// The tensor named `name`, or null.
+  const TensorView *find(llvm::StringRef name) const;
+  /// Every tensor, in the order of the files and their headers.
+  std::vector<const TensorView *> tensors() const;
+
+private:
+  std::vector<std::unique_ptr<SafetensorsFile>> files;
+  llvm::StringMap<const TensorView *> byName;
+};
+
+/// Serialises tensors as one safetensors file (for tests and
+/// `init-checkpoint`): names in order, data concatenated, 8-byte aligned
+/// header as other writers produce.
+struct TensorData {
+  std::string name;
+  TensorDType dtype = TensorDType::F32;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+std::string
+writeSafetensors(const std::vector<TensorData> &tensors,
+                 const std::map<std::string, std::string> &metadata);
+
+} // namespace linnet
+
+#endif // LINNET_RUNTIME_SAFETENSORS_H
