@@ -12,6 +12,7 @@
 #include "linnet/Sema/DeclChecker.h"
 
 #include <functional>
+#include <set>
 
 using namespace linnet;
 using namespace linnet::detail;
@@ -25,6 +26,19 @@ std::string Obligation::statement() const {
   if (kind == AtMost)
     return "`" + lhs.str() + "` <= `" + rhs.str() + "`";
   return "`" + lhs.str() + "` == `" + rhs.str() + "`";
+}
+
+/// What an expression is, after "`source` is": its type as messages quote
+/// it, without repeating the source (`[H, H]` is "a size list", not "a size
+/// list `[H, H]`").
+static std::string describeAs(const std::string &source,
+                              const ValueType &type) {
+  std::string quoted = quoteValueType(type);
+  std::string echo = " `" + source + "`";
+  if (quoted.size() > echo.size() &&
+      quoted.compare(quoted.size() - echo.size(), echo.size(), echo) == 0)
+    return quoted.substr(0, quoted.size() - echo.size());
+  return quoted;
 }
 
 //===----------------------------------------------------------------------===//
@@ -88,14 +102,42 @@ void FunctionChecker::bindLocal(const ast::Identifier &name, Value value) {
   if (name.name == "_")
     return;
   nameValue(value, name.name);
+  value.declared = name.range;
   scopes.back()[name.name] = std::move(value);
+}
+
+void FunctionChecker::noteDeclaration(const std::string &name,
+                                      llvm::SMRange declared) {
+  if (declared.isValid())
+    diags.report(declared, diag::DeclaredHere, name);
+}
+
+void FunctionChecker::noteDeclaration(const ast::Expr &expr) {
+  // A name's declaration, when the expression is just a name: a local, a
+  // parameter, a member or a generic.
+  const auto *name = boost::get<ast::Identifier>(&expr);
+  if (!name)
+    return;
+  if (const Value *local = lookupLocal(name->name)) {
+    noteDeclaration(name->name, local->declared);
+    return;
+  }
+  for (const MemberDecl &member : block.members)
+    if (std::visit([&](const auto &m) { return m.name == name->name; },
+                   member)) {
+      noteDeclaration(name->name,
+                      std::visit([](const auto &m) { return m.loc; }, member));
+      return;
+    }
+  if (const GenericDecl *generic = findGeneric(name->name))
+    noteDeclaration(name->name, generic->loc);
 }
 
 //===----------------------------------------------------------------------===//
 // Names
 //===----------------------------------------------------------------------===//
 
-Value FunctionChecker::resolveName(const ast::Identifier &name) {
+Value FunctionChecker::resolveName(const ast::Identifier &name, bool callee) {
   if (const Value *local = lookupLocal(name.name))
     return *local;
   for (const MemberDecl &member : block.members) {
@@ -124,8 +166,8 @@ Value FunctionChecker::resolveName(const ast::Identifier &name) {
       type.element = ElementRef{generic->name, true};
       return Value{type, -1};
     }
-    diags.report(name.range, diag::KindMismatch, name.name, "a `Shape` generic",
-                 "a value (write `*" + name.name + "` inside a size list)");
+    diags.report(name.range, diag::ShapeNotExpected, name.name, "value");
+    diags.report(generic->loc, diag::DeclaredHere, name.name);
     return Value::invalid();
   }
   if (parseElementType(name.name)) {
@@ -140,7 +182,10 @@ Value FunctionChecker::resolveName(const ast::Identifier &name) {
     type.name = name.name;
     return Value{type, -1};
   }
-  diags.report(name.range, diag::UnknownName, name.name);
+  diags.report(name.range, diag::UnknownName, name.name,
+               callee ? "; it is neither a function of `" + block.name +
+                            "` nor a built-in operation"
+                      : "");
   return Value::invalid();
 }
 
@@ -187,7 +232,8 @@ void FunctionChecker::checkBody(const ast::Body &body) {
   scopes.emplace_back();
   for (const ast::Statement &statement : body.statements) {
     if (returned) {
-      diags.report(rangeOfStatement(statement), diag::UnreachableCode, 0);
+      diags.report(rangeOfStatement(statement), diag::UnreachableCode,
+                   "statement after `return`");
       break;
     }
     boost::apply_visitor(
@@ -206,10 +252,17 @@ void FunctionChecker::checkStatement(const ast::LetStmt &let) {
   if (let.annotation) {
     // The annotation is a declaration in this function's scope.
     ValueType declared = annotationType(*let.annotation);
+    value = expectTensor(value, declared, ast::rangeOf(let.value));
     if (!declared.isInvalid() && !value.type.isInvalid() &&
         !sameType(declared, value.type))
       diags.report(ast::rangeOf(let.value), diag::AnnotationMismatch,
-                   formatValueType(value.type), formatValueType(declared));
+                   quoteValueType(value.type), quoteValueType(declared),
+                   describeDifference(value.type, declared));
+    else if (value.type.weak && declared.isTensor()) {
+      // `let scale: f32 = 0.5` is an `f32`, no longer a weak literal.
+      value.type.weak = false;
+      value.type.element = declared.element;
+    }
   }
   bindPattern(let.pattern, value);
 }
@@ -229,8 +282,13 @@ void FunctionChecker::bindPattern(const ast::Pattern &pattern,
   }
   if (value.type.kind != ValueType::Tuple ||
       value.type.elements.size() != tuple.elements.size()) {
-    diags.report(tuple.range, diag::TupleArity, unsigned(tuple.elements.size()),
-                 formatValueType(value.type));
+    diags.report(
+        tuple.range, diag::TupleArity, unsigned(tuple.elements.size()),
+        quoteValueType(value.type),
+        value.type.kind == ValueType::Tuple
+            ? "the tuple has " + std::to_string(value.type.elements.size()) +
+                  (value.type.elements.size() == 1 ? " element" : " elements")
+            : "only a tuple is taken apart by a pattern");
     for (const ast::Pattern &element : tuple.elements)
       bindPattern(element, Value::invalid());
     return;
@@ -241,20 +299,30 @@ void FunctionChecker::bindPattern(const ast::Pattern &pattern,
 
 void FunctionChecker::checkStatement(const ast::ReturnStmt &ret) {
   Value value = check(ret.value);
+  if (fn.result)
+    value = expectTensor(value, instantiateType(*fn.result, {}),
+                         ast::rangeOf(ret.value));
   returned = true;
+  returnRange = ret.range;
   for (int id : flattenIds(value))
     graph.results.push_back(id);
+  if (value.type.isInvalid())
+    return;
   if (!fn.result) {
-    diags.report(ret.range, diag::ReturnMismatch, fn.name,
-                 formatValueType(value.type), "nothing");
+    diags.report(ast::rangeOf(ret.value), diag::ReturnMismatch, fn.name,
+                 quoteValueType(value.type), "to return nothing",
+                 "; declare the result with `-> " +
+                     formatValueType(value.type) + "`");
+    diags.report(fn.loc, diag::DeclaredHere, fn.name);
     return;
   }
   ValueType declared = instantiateType(*fn.result, {});
-  if (!value.type.isInvalid() && !sameType(declared, value.type)) {
+  if (!sameType(declared, value.type)) {
     diags.report(ast::rangeOf(ret.value), diag::ReturnMismatch, fn.name,
-                 formatValueType(value.type), formatValueType(declared));
-    diags.report(fn.result->loc, diag::DeclaredHere,
-                 "the result of `" + fn.name + "`");
+                 quoteValueType(value.type), quoteValueType(declared),
+                 describeDifference(value.type, declared));
+    diags.report(fn.result->loc, diag::BoundBy,
+                 "the result of `" + fn.name + "` is declared here");
   }
 }
 
@@ -272,11 +340,20 @@ void FunctionChecker::checkStatement(const ast::AssignStmt &assign) {
     if (!assign.indices.empty()) {
       diags.report(assign.target.range, diag::NotAssignable, name,
                    "a local value is rebound whole, not written in place");
+      noteDeclaration(name, local->declared);
       return;
     }
     if (!sameType(local->type, value.type)) {
       diags.report(ast::rangeOf(assign.value), diag::RebindMismatch, name,
-                   formatValueType(local->type), formatValueType(value.type));
+                   quoteValueType(local->type), quoteValueType(value.type));
+      noteDeclaration(name, local->declared);
+      // Neither type is trusted from here on, so later uses report nothing.
+      for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
+        if (auto found = it->find(name); found != it->end()) {
+          found->second.type = ValueType::invalid();
+          found->second.id = -1;
+          break;
+        }
       return;
     }
     for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
@@ -296,23 +373,44 @@ void FunctionChecker::checkStatement(const ast::AssignStmt &assign) {
                         member)) {
       diags.report(assign.target.range, diag::NotAssignable, name,
                    "only locals and `state` members can be assigned");
+      noteDeclaration(name,
+                      std::visit([](const auto &m) { return m.loc; }, member));
       return;
     }
   }
   if (!state) {
-    diags.report(assign.target.range, diag::UnknownName, name);
+    diags.report(assign.target.range, diag::UnknownName, name, "");
     return;
   }
+  if (!writesState) {
+    stateWriteLoc = assign.target.range;
+    stateWritten = name;
+  }
   writesState = true;
+  // The place as written, `cache_k[:, :, pos:pos + 1, :]`: from the name to
+  // the `=`.
+  llvm::SMRange valueRange = ast::rangeOf(assign.value);
+  llvm::StringRef place =
+      llvm::StringRef(assign.target.range.Start.getPointer(),
+                      valueRange.Start.getPointer() -
+                          assign.target.range.Start.getPointer())
+          .rtrim();
+  if (place.ends_with("="))
+    place = place.drop_back().rtrim();
+  llvm::SMRange placeRange(
+      assign.target.range.Start,
+      llvm::SMLoc::getFromPointer(place.data() + place.size()));
   Value target =
       memberRead("state " + state->name, state->type, assign.target.range);
   for (const std::vector<ast::Index> &indices : assign.indices)
-    target = index(target, indices, assign.target.range);
+    target = index(target, indices, placeRange);
+  value = expectTensor(value, target.type, valueRange);
   if (!target.type.isInvalid() && !value.type.isInvalid() &&
       !sameType(target.type, value.type)) {
-    diags.report(ast::rangeOf(assign.value), diag::StateWriteMismatch,
-                 formatValueType(value.type), name,
-                 formatValueType(target.type));
+    diags.report(valueRange, diag::StateWriteMismatch,
+                 quoteValueType(value.type), place.str(),
+                 quoteValueType(target.type),
+                 describeDifference(value.type, target.type));
     diags.report(state->loc, diag::DeclaredHere, name);
     return;
   }
@@ -325,26 +423,32 @@ void FunctionChecker::checkStatement(const ast::ForStmt &loop) {
     return;
   if (sequence.type.kind != ValueType::BlockArray) {
     diags.report(ast::rangeOf(loop.sequence), diag::NotIterable,
-                 formatValueType(sequence.type));
+                 quoteValueType(sequence.type));
+    noteDeclaration(loop.sequence);
     return;
   }
   ValueType each = sequence.type;
   each.kind = ValueType::Block;
   each.instance = std::make_shared<BlockInstance>(*sequence.type.instance);
+  each.instance->path = loop.variable.name;
   loopRepeat.push_back(sequence.type.count->str());
   scopes.emplace_back();
   scopes.back()[loop.variable.name] = Value{each, -1};
   bool wasReturned = returned;
   checkBody(loop.body);
-  if (returned && !wasReturned)
-    diags.report(loop.body.range, diag::UnreachableCode, 0);
+  if (returned && !wasReturned) {
+    // The body is unrolled: a `return` in it skips the later copies.
+    diags.report(returnRange, diag::UnreachableCode,
+                 "`return` inside a `for` body, which is repeated for each "
+                 "sub-block");
+    returnedInLoop = true;
+  }
   returned = wasReturned;
   scopes.pop_back();
   loopRepeat.pop_back();
 }
 
 ValueType FunctionChecker::annotationType(const ast::Type &type) {
-  // Reuse the declaration checker's rules through a throwaway function.
   if (auto *name = boost::get<ast::Identifier>(&type)) {
     if (parseElementType(name->name))
       return ValueType::scalar(name->name);
@@ -352,10 +456,32 @@ ValueType FunctionChecker::annotationType(const ast::Type &type) {
         generic && generic->kind == GenericKind::Float)
       return ValueType::tensor({}, ElementRef{name->name, true});
   }
+  if (auto *tuple = boost::get<x3::forward_ast<ast::TupleType>>(&type)) {
+    std::vector<ValueType> elements;
+    for (const ast::Type &element : tuple->get().elements) {
+      elements.push_back(annotationType(element));
+      if (elements.back().isInvalid())
+        return ValueType::invalid();
+    }
+    return ValueType::tuple(std::move(elements));
+  }
   if (auto *tensor = boost::get<ast::TensorType>(&type)) {
     DimList dims;
     for (const ast::ShapeItem &item : tensor->dims) {
       if (auto *spread = boost::get<ast::ShapeSpread>(&item)) {
+        const GenericDecl *shape = findGeneric(spread->name.name);
+        if (!shape) {
+          diags.report(spread->name.range, diag::UnknownGeneric,
+                       spread->name.name);
+          return ValueType::invalid();
+        }
+        if (shape->kind != GenericKind::Shape) {
+          diags.report(spread->range, diag::KindMismatch, spread->name.name,
+                       "a `" + kindName(shape->kind).str() + "` generic",
+                       "a `Shape` to spread");
+          diags.report(shape->loc, diag::DeclaredHere, shape->name);
+          return ValueType::invalid();
+        }
         dims.push_back(ValueDim{std::nullopt, spread->name.name});
         continue;
       }
@@ -365,8 +491,16 @@ ValueType FunctionChecker::annotationType(const ast::Type &type) {
       dims.push_back(ValueDim::of(*size));
     }
     bool generic = false;
-    if (const GenericDecl *decl = findGeneric(tensor->elementType.name))
-      generic = decl->kind == GenericKind::Float;
+    if (const GenericDecl *decl = findGeneric(tensor->elementType.name)) {
+      if (decl->kind != GenericKind::Float) {
+        diags.report(tensor->elementType.range, diag::KindMismatch, decl->name,
+                     "a `" + kindName(decl->kind).str() + "` generic",
+                     "an element type");
+        diags.report(decl->loc, diag::DeclaredHere, decl->name);
+        return ValueType::invalid();
+      }
+      generic = true;
+    }
     if (!generic && !parseElementType(tensor->elementType.name)) {
       diags.report(tensor->elementType.range, diag::UnknownType,
                    tensor->elementType.name);
@@ -390,14 +524,8 @@ std::optional<ShapeExpr> FunctionChecker::shapeValue(const ast::ShapeSum &sum) {
         return std::nullopt;
       return ShapeExpr::constant(value);
     }
-    if (auto *name = boost::get<ast::Identifier>(&f)) {
-      const GenericDecl *generic = findGeneric(name->name);
-      if (!generic || generic->kind != GenericKind::Dim) {
-        diags.report(name->range, diag::UnknownGeneric, name->name);
-        return std::nullopt;
-      }
-      return ShapeExpr::symbol(generic->symbol());
-    }
+    if (auto *name = boost::get<ast::Identifier>(&f))
+      return genericSize(*name);
     if (auto *negation = boost::get<x3::forward_ast<ast::ShapeNegation>>(&f)) {
       auto operand = factor(negation->get().operand);
       if (!operand)
@@ -428,6 +556,34 @@ std::optional<ShapeExpr> FunctionChecker::shapeValue(const ast::ShapeSum &sum) {
                        sum.range);
   }
   return value;
+}
+
+std::optional<ShapeExpr>
+FunctionChecker::genericSize(const ast::Identifier &name) {
+  // As in declarations: a `Dim` generic, never a `Float` or a `Shape`.
+  const GenericDecl *generic = findGeneric(name.name);
+  if (!generic) {
+    if (auto type = parseElementType(name.name))
+      diags.report(name.range, diag::KindMismatch, name.name,
+                   isFloatType(*type) ? "a float element type"
+                                      : "an integer element type",
+                   "a size");
+    else
+      diags.report(name.range, diag::UnknownGeneric, name.name);
+    return std::nullopt;
+  }
+  if (generic->kind == GenericKind::Shape) {
+    diags.report(name.range, diag::ShapeNotExpected, name.name, "size");
+    diags.report(generic->loc, diag::DeclaredHere, name.name);
+    return std::nullopt;
+  }
+  if (generic->kind != GenericKind::Dim) {
+    diags.report(name.range, diag::KindMismatch, name.name, "a `Float` generic",
+                 "a size");
+    diags.report(generic->loc, diag::DeclaredHere, name.name);
+    return std::nullopt;
+  }
+  return ShapeExpr::symbol(generic->symbol());
 }
 
 std::optional<ShapeExpr>
@@ -509,8 +665,9 @@ Value FunctionChecker::checkNode(const ast::UnaryExpr &unary) {
   if (tensor.type.isInvalid())
     return tensor;
   if (tensor.type.element.name != "i1") {
-    diags.report(unary.range, diag::OperandType, "`!`",
-                 formatValueType(tensor.type), "an `i1` tensor");
+    diags.report(ast::rangeOf(unary.operand), diag::OperandType,
+                 "the operand of `!`", quoteValueType(tensor.type),
+                 "an `i1` tensor");
     return Value::invalid();
   }
   return node("not", {tensor}, tensor.type, unary.range);
@@ -520,7 +677,11 @@ Value FunctionChecker::checkNode(const ast::TupleExpr &tuple) {
   std::vector<ValueType> types;
   std::vector<Value> parts;
   for (const ast::Expr &element : tuple.elements) {
-    parts.push_back(check(element));
+    // A tuple holds tensors and tuples; a size in one is an integer scalar.
+    Value part = check(element);
+    if (part.type.kind != ValueType::Tuple)
+      part = asTensor(part, ast::rangeOf(element));
+    parts.push_back(part);
     types.push_back(parts.back().type);
   }
   // A tuple of tensors is one edge in the graph: the producers' outputs.
@@ -561,12 +722,34 @@ std::optional<ShapeExpr> FunctionChecker::staticSize(const Value &value,
                                                      llvm::SMRange loc) {
   if (value.type.isInvalid())
     return std::nullopt;
-  if (value.type.kind != ValueType::Size) {
-    diags.report(loc, diag::NotStaticSize, sourceText(loc),
-                 formatValueType(value.type));
+  if (value.type.kind == ValueType::Size)
+    return value.type.value;
+  if (reportElementAsValue(value, loc, "a size"))
     return std::nullopt;
-  }
-  return value.type.value;
+  std::string what = describeAs(sourceText(loc), value.type);
+  if (value.type.isScalar() && value.type.value &&
+      isRuntimeSize(*value.type.value))
+    what += ", known only when running";
+  diags.report(loc, diag::NotStaticSize, sourceText(loc), what);
+  return std::nullopt;
+}
+
+bool FunctionChecker::reportElementAsValue(const Value &value,
+                                           llvm::SMRange loc,
+                                           const std::string &expected) {
+  if (value.type.kind != ValueType::Element)
+    return false;
+  const std::string &name = value.type.element.name;
+  const GenericDecl *generic =
+      value.type.element.isGeneric ? findGeneric(name) : nullptr;
+  std::string kind = generic ? "a `Float` generic"
+                     : isFloatElement(value.type.element)
+                         ? "a float element type"
+                         : "an integer element type";
+  diags.report(loc, diag::KindMismatch, sourceText(loc), kind, expected);
+  if (generic)
+    diags.report(generic->loc, diag::DeclaredHere, name);
+  return true;
 }
 
 Value FunctionChecker::checkNode(const ast::MemberExpr &member) {
@@ -574,8 +757,13 @@ Value FunctionChecker::checkNode(const ast::MemberExpr &member) {
   if (base.type.isInvalid())
     return base;
   if (base.type.kind != ValueType::Block) {
-    diags.report(member.range, diag::NoSuchMember, formatValueType(base.type),
-                 member.member.name);
+    diags.report(member.member.range, diag::NoSuchMember,
+                 quoteValueType(base.type), member.member.name,
+                 base.type.kind == ValueType::BlockArray
+                     ? "call it on each sub-block, iterating over `" +
+                           sourceText(ast::rangeOf(member.base)) +
+                           "` with `for`"
+                     : "only sub-blocks have functions");
     return Value::invalid();
   }
   const BlockDecl &target = *base.type.instance->block;
@@ -594,8 +782,14 @@ Value FunctionChecker::checkNode(const ast::MemberExpr &member) {
       type.instance = base.type.instance;
       return Value{type, -1};
     }
+  std::string functions;
+  for (const MemberDecl &candidate : target.members)
+    if (auto *fn = std::get_if<FnDecl>(&candidate); fn && fn->isPublic)
+      functions += (functions.empty() ? "`" : ", `") + fn->name + "`";
   diags.report(member.member.range, diag::NoSuchMember,
-               "block `" + target.name + "`", member.member.name);
+               "block `" + target.name + "`", member.member.name,
+               functions.empty() ? "it has no `pub fn`"
+                                 : "its public functions are " + functions);
   return Value::invalid();
 }
 
@@ -625,8 +819,8 @@ Value FunctionChecker::checkNode(const ast::BinaryExpr &binary) {
     return Value{ValueType::size(simplifyQuotients(*value)), -1};
   }
   if (op == "@")
-    return matmul(lhs, rhs, ast::rangeOf(binary.lhs), ast::rangeOf(binary.rhs),
-                  binary.range);
+    return matmul(lhs, rhs, binary.rhs, ast::rangeOf(binary.lhs),
+                  ast::rangeOf(binary.rhs), binary.range);
 
   Value a = asTensor(lhs, ast::rangeOf(binary.lhs));
   Value b = asTensor(rhs, ast::rangeOf(binary.rhs));
@@ -649,8 +843,12 @@ Value FunctionChecker::checkNode(const ast::BinaryExpr &binary) {
   if (!element)
     return Value::invalid();
   if (logical && element->name != "i1") {
-    diags.report(binary.range, diag::OperandType, "`" + op + "`",
-                 formatValueType(a.type), "`i1` tensors");
+    bool left = a.type.element.name != "i1";
+    diags.report(ast::rangeOf(left ? binary.lhs : binary.rhs),
+                 diag::OperandType,
+                 std::string(left ? "the left" : "the right") +
+                     " operand of `" + op + "`",
+                 quoteValueType(left ? a.type : b.type), "an `i1` tensor");
     return Value::invalid();
   }
   ValueType result = ValueType::tensor(
@@ -671,6 +869,14 @@ Value FunctionChecker::checkNode(const ast::BinaryExpr &binary) {
   return node(op, {a, b}, result, binary.range);
 }
 
+Value FunctionChecker::expectTensor(const Value &value,
+                                    const ValueType &expected,
+                                    llvm::SMRange loc) {
+  if (value.type.kind == ValueType::Size && expected.isTensor())
+    return asTensor(value, loc);
+  return value;
+}
+
 Value FunctionChecker::asTensor(const Value &value, llvm::SMRange loc) {
   if (value.type.isInvalid() || value.type.kind == ValueType::Tensor)
     return value;
@@ -682,8 +888,9 @@ Value FunctionChecker::asTensor(const Value &value, llvm::SMRange loc) {
     scalar.value = value.type.value;
     return Value{scalar, -1};
   }
-  diags.report(loc, diag::NotATensor, sourceText(loc),
-               formatValueType(value.type));
+  if (!reportElementAsValue(value, loc, "a tensor"))
+    diags.report(loc, diag::NotATensor, sourceText(loc),
+                 describeAs(sourceText(loc), value.type));
   return Value::invalid();
 }
 
@@ -699,7 +906,7 @@ FunctionChecker::commonElement(const ValueType &a, const ValueType &b,
   if (a.weak && b.weak) // an integer literal with a float literal
     return ElementRef{"f32", false};
   diags.report(loc, diag::ElementMismatch, verb, formatValueType(a),
-               formatValueType(b));
+               formatValueType(b), a.element.name, b.element.name);
   return std::nullopt;
 }
 
@@ -725,9 +932,17 @@ std::optional<DimList> FunctionChecker::broadcast(const ValueType &a,
                !y->isSpread()) {
       result.push_back(*y);
     } else {
-      unsigned axis = unsigned(std::max(i, j) - 1);
+      // Each side's own dimension, counted from its left.
+      std::string detail =
+          i == j ? "dimension " + std::to_string(i - 1) + " is `" + x->str() +
+                       "` on the left and `" + y->str() + "` on the right"
+                 : "dimension " + std::to_string(i - 1) + " on the left is `" +
+                       x->str() + "` and dimension " + std::to_string(j - 1) +
+                       " on the right is `" + y->str() + "`";
+      if (x->isSpread() || y->isSpread())
+        detail += "; a `*Shape` spread agrees only with the same spread";
       diags.report(loc, diag::ShapeMismatch, verb, formatValueType(a),
-                   formatValueType(b), axis, x->str(), y->str());
+                   formatValueType(b), withoutUnknownMarks(detail));
       return std::nullopt;
     }
     if (i > 0)
@@ -766,7 +981,9 @@ ShapeExpr FunctionChecker::simplifyQuotients(const ShapeExpr &size) {
   for (const ShapeExpr::Term &term : size.getTerms()) {
     ShapeExpr::Monomial monomial = term.monomial;
     ShapeExpr factor = ShapeExpr::constant(term.coefficient);
-    for (const auto &[name, parts] : quotients) {
+    for (const auto &quotient : quotients) {
+      const std::string &name = quotient.first;
+      const auto &parts = quotient.second;
       auto q =
           std::find_if(monomial.begin(), monomial.end(),
                        [&](const ShapeSymbol &s) { return s.name == name; });
@@ -815,16 +1032,33 @@ ShapeExpr FunctionChecker::simplifyQuotients(const ShapeExpr &size) {
   return result;
 }
 
-void FunctionChecker::obligation(Obligation::Kind kind, ShapeExpr lhs,
+bool FunctionChecker::obligation(Obligation::Kind kind, ShapeExpr lhs,
                                  ShapeExpr rhs, const std::string &what,
-                                 llvm::SMRange loc) {
+                                 llvm::SMRange loc,
+                                 const std::string &context) {
   Obligation ob;
   ob.kind = kind;
-  ob.lhs = std::move(lhs);
-  ob.rhs = std::move(rhs);
+  // `KvHeads * (Heads / KvHeads)` is `Heads`; what stays a quotient is
+  // evaluated from its parts when the generics are bound.
+  ob.lhs = simplifyQuotients(lhs);
+  ob.rhs = simplifyQuotients(rhs);
   ob.what = what;
+  ob.context = context;
   ob.loc = loc;
   ob.block = &block;
+  std::vector<ShapeSymbol> pending = ob.lhs.symbols();
+  for (const ShapeSymbol &symbol : ob.rhs.symbols())
+    pending.push_back(symbol);
+  while (!pending.empty()) {
+    ShapeSymbol symbol = pending.back();
+    pending.pop_back();
+    auto it = quotients.find(symbol.name);
+    if (it == quotients.end() || !ob.quotients.insert(*it).second)
+      continue;
+    for (const ShapeExpr *part : {&it->second.first, &it->second.second})
+      for (const ShapeSymbol &inner : part->symbols())
+        pending.push_back(inner);
+  }
   // Decide what can be decided for all positive sizes now.
   if (kind == Obligation::Integral) {
     bool integral = true;
@@ -857,16 +1091,20 @@ void FunctionChecker::obligation(Obligation::Kind kind, ShapeExpr lhs,
     }
   }
   if (ob.status == Obligation::Refuted)
-    diags.report(loc, diag::ObligationRefuted, what,
-                 "`" + ob.lhs.str() +
-                     (kind == Obligation::AtMost ? "` exceeds `" : "` and `") +
-                     ob.rhs.str() +
-                     (kind == Obligation::AtMost ? "`" : "` differ"));
+    diags.report(
+        loc, diag::ObligationRefuted,
+        withoutUnknownMarks(
+            (context.empty() ? "" : context + ": ") + "`" + ob.lhs.str() +
+            (kind == Obligation::AtMost ? "` exceeds `" : "` and `") +
+            ob.rhs.str() + (kind == Obligation::AtMost ? "`" : "` differ")),
+        what);
+  bool refuted = ob.status == Obligation::Refuted;
   // An identity is no obligation; a run-time size is checked when running.
   if (ob.status == Obligation::Proven || isRuntimeSize(ob.lhs) ||
       isRuntimeSize(ob.rhs))
-    return;
+    return !refuted;
   obligations.push_back(std::move(ob));
+  return !refuted;
 }
 
 //===----------------------------------------------------------------------===//
@@ -885,14 +1123,17 @@ Value FunctionChecker::index(const Value &base,
     return base;
   if (base.type.kind != ValueType::Tensor) {
     diags.report(loc, diag::NotATensor, sourceText(loc),
-                 formatValueType(base.type));
+                 describeAs(sourceText(loc), base.type));
     return Value::invalid();
   }
   const DimList &dims = base.type.dims;
-  if (base.type.hasSpread()) {
-    diags.report(loc, diag::IndexSpread, formatValueType(base.type));
-    return Value::invalid();
-  }
+  for (const ValueDim &dim : dims)
+    if (dim.isSpread()) {
+      diags.report(loc, diag::IndexSpread, dim.spread,
+                   formatValueType(base.type),
+                   "index a tensor whose dimensions are all sizes");
+      return Value::invalid();
+    }
   // Expand `...` to the axes not written.
   size_t written = 0;
   bool ellipsis = false;
@@ -961,8 +1202,9 @@ Value FunctionChecker::index(const Value &base,
       return position;
     if (position.type.element.name[0] != 'i' ||
         position.type.element.name == "i1") {
-      diags.report(index.range, diag::OperandType, "an index",
-                   formatValueType(position.type), "an integer");
+      diags.report(index.range, diag::OperandType, "the index",
+                   quoteValueType(position.type),
+                   "an integer scalar or tensor");
       return Value::invalid();
     }
     inputs.push_back(position);
@@ -1024,10 +1266,13 @@ std::optional<ShapeExpr> FunctionChecker::boundValue(const Value &value,
     return value.type.value;
   if (value.type.isScalar() && value.type.value)
     return value.type.value;
-  if (value.type.isScalar() && value.type.element.name[0] == 'i')
+  if (value.type.isScalar() && value.type.element.name[0] == 'i' &&
+      value.type.element.name != "i1")
     return runtimeSymbol(sourceText(loc));
-  diags.report(loc, diag::OperandType, "a slice bound",
-               formatValueType(value.type), "an integer scalar or a size");
+  if (reportElementAsValue(value, loc, "a size"))
+    return std::nullopt;
+  diags.report(loc, diag::OperandType, "the slice bound",
+               quoteValueType(value.type), "a size or an integer scalar");
   return std::nullopt;
 }
 
@@ -1036,7 +1281,9 @@ std::optional<ShapeExpr> FunctionChecker::boundValue(const Value &value,
 //===----------------------------------------------------------------------===//
 
 Value FunctionChecker::checkNode(const ast::CallExpr &call) {
-  Value callee = check(call.callee);
+  const auto *calleeName = boost::get<ast::Identifier>(&call.callee);
+  Value callee = calleeName ? resolveName(*calleeName, /*callee=*/true)
+                            : check(call.callee);
   if (callee.type.isInvalid())
     return callee;
   if (callee.type.kind == ValueType::Builtin) {
@@ -1047,9 +1294,11 @@ Value FunctionChecker::checkNode(const ast::CallExpr &call) {
     return callBuiltin(callee.type.name, call);
   }
   if (callee.type.kind != ValueType::Function) {
-    diags.report(ast::rangeOf(call.callee), diag::NotCallable,
-                 sourceText(ast::rangeOf(call.callee)),
-                 formatValueType(callee.type));
+    diags.report(
+        ast::rangeOf(call.callee), diag::NotCallable,
+        sourceText(ast::rangeOf(call.callee)),
+        describeAs(sourceText(ast::rangeOf(call.callee)), callee.type));
+    noteDeclaration(call.callee);
     return Value::invalid();
   }
   const BlockDecl &target =
@@ -1063,6 +1312,7 @@ Value FunctionChecker::checkNode(const ast::CallExpr &call) {
     return Value::invalid();
   if (fn->isEntry) {
     diags.report(call.range, diag::EntryCalled, fn->name);
+    diags.report(fn->loc, diag::DeclaredHere, fn->name);
     return Value::invalid();
   }
   Substitution subst;
@@ -1074,16 +1324,23 @@ Value FunctionChecker::checkNode(const ast::CallExpr &call) {
   return callFunction(target, *fn, subst, label, call);
 }
 
+static std::string countOf(size_t n, const std::string &noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 Value FunctionChecker::callFunction(const BlockDecl &target, const FnDecl &fn,
                                     Substitution subst,
                                     const std::string &label,
                                     const ast::CallExpr &call) {
+  // Notes name the function where it is declared: `Linear.forward`.
+  std::string declared =
+      &target == &block ? fn.name : target.name + "." + fn.name;
   // The callee's own generics become unknowns with fresh names, so they
   // cannot be confused with the caller's generics of the same name.
-  std::map<std::string, std::string> fresh;
+  std::vector<std::string> unknowns;
   for (const GenericDecl &generic : fn.generics) {
     std::string name = generic.name + "#" + std::to_string(nextUnknown++);
-    fresh[name] = generic.name;
+    unknowns.push_back(name);
     if (generic.kind == GenericKind::Dim)
       subst.sizes[generic.name] =
           ShapeExpr::symbol({kUnknownRank + nextUnknown, name});
@@ -1096,52 +1353,59 @@ Value FunctionChecker::callFunction(const BlockDecl &target, const FnDecl &fn,
   // Explicit generic arguments come first: `zero_state<B>()`.
   if (call.genericArgs.size() > fn.generics.size()) {
     diags.report(call.range, diag::GenericArity, label,
-                 std::to_string(fn.generics.size()),
+                 fn.generics.empty() ? std::string("no generic arguments")
+                                     : "at most " + countOf(fn.generics.size(),
+                                                            "generic argument"),
                  unsigned(call.genericArgs.size()));
+    diags.report(fn.loc, diag::DeclaredHere, declared);
     return Value::invalid();
   }
   for (size_t i = 0; i < call.genericArgs.size(); ++i) {
     const GenericDecl &generic = fn.generics[i];
     const ast::ShapeItem &item = call.genericArgs[i];
-    std::string unknown;
-    for (const auto &[name, original] : fresh)
-      if (original == generic.name)
-        unknown = name;
+    const std::string &unknown = unknowns[i];
+    std::string expected = generic.kind == GenericKind::Dim ? "a size"
+                           : generic.kind == GenericKind::Float
+                               ? "an element type"
+                               : "a `*Shape` spread";
+    expected += " for `" + generic.name + "`";
     if (auto *spread = boost::get<ast::ShapeSpread>(&item)) {
       const GenericDecl *shape = findGeneric(spread->name.name);
       if (generic.kind != GenericKind::Shape || !shape ||
           shape->kind != GenericKind::Shape) {
         diags.report(spread->range, diag::KindMismatch, "*" + spread->name.name,
-                     "a spread",
-                     "a `" + kindName(generic.kind).str() + "` for `" +
-                         generic.name + "`");
+                     shape && shape->kind == GenericKind::Shape
+                         ? "a spread"
+                         : "not a `*Shape` spread",
+                     expected);
         return Value::invalid();
       }
       unifier.shapes[unknown] = {ValueDim{std::nullopt, spread->name.name}};
       continue;
     }
     const auto &sum = boost::get<ast::ShapeSum>(item);
+    const ast::Identifier *name =
+        sum.rest.empty() && sum.first.rest.empty()
+            ? boost::get<ast::Identifier>(&sum.first.first)
+            : nullptr;
+    const GenericDecl *decl = name ? findGeneric(name->name) : nullptr;
     if (generic.kind == GenericKind::Float) {
-      const ast::Identifier *name =
-          sum.rest.empty() && sum.first.rest.empty()
-              ? boost::get<ast::Identifier>(&sum.first.first)
-              : nullptr;
-      const GenericDecl *decl = name ? findGeneric(name->name) : nullptr;
       if (name && decl && decl->kind == GenericKind::Float)
         unifier.elements[unknown] = ElementRef{name->name, true};
-      else if (name && parseElementType(name->name))
+      else if (name && !decl && parseElementType(name->name))
         unifier.elements[unknown] = ElementRef{name->name, false};
       else {
         diags.report(sum.range, diag::KindMismatch, sourceText(sum.range),
-                     "not an element type",
-                     "an element type for `" + generic.name + "`");
+                     decl ? "a `" + kindName(decl->kind).str() + "` generic"
+                          : "a size",
+                     expected);
         return Value::invalid();
       }
       continue;
     }
     if (generic.kind == GenericKind::Shape) {
       diags.report(sum.range, diag::KindMismatch, sourceText(sum.range),
-                   "a size", "`*S` for `" + generic.name + "`");
+                   "a size", expected);
       return Value::invalid();
     }
     auto size = shapeValue(sum);
@@ -1152,39 +1416,59 @@ Value FunctionChecker::callFunction(const BlockDecl &target, const FnDecl &fn,
 
   // Positional arguments, then keyword arguments by parameter name.
   std::vector<const ast::Expr *> bound(fn.params.size(), nullptr);
+  std::vector<llvm::SMRange> givenAt(fn.params.size());
   size_t position = 0;
+  bool keywords = false;
+  auto parameterList = [&] {
+    std::string names;
+    for (const FnParamDecl &param : fn.params)
+      names += (names.empty() ? "`" : ", `") + param.name + "`";
+    return names.empty() ? std::string("it has none")
+                         : "its parameters are " + names;
+  };
   for (const ast::Argument &arg : call.arguments) {
+    size_t i = position;
     if (!arg.keyword) {
       if (position >= fn.params.size()) {
         diags.report(call.range, diag::ArgumentCount, label,
-                     unsigned(fn.params.size()),
+                     countOf(fn.params.size(), "argument"),
                      unsigned(call.arguments.size()));
-        diags.report(fn.loc, diag::DeclaredHere, label);
+        diags.report(fn.loc, diag::DeclaredHere, declared);
         return Value::invalid();
       }
-      bound[position++] = &arg.value;
-      continue;
-    }
-    size_t i = 0;
-    while (i < fn.params.size() && fn.params[i].name != arg.keyword->name)
-      ++i;
-    if (i == fn.params.size()) {
-      diags.report(arg.keyword->range, diag::UnknownKeyword, label,
-                   arg.keyword->name);
-      return Value::invalid();
+      ++position;
+    } else {
+      keywords = true;
+      i = 0;
+      while (i < fn.params.size() && fn.params[i].name != arg.keyword->name)
+        ++i;
+      if (i == fn.params.size()) {
+        diags.report(arg.keyword->range, diag::UnknownKeyword, label,
+                     arg.keyword->name, parameterList());
+        diags.report(fn.loc, diag::DeclaredHere, declared);
+        return Value::invalid();
+      }
     }
     if (bound[i]) {
-      diags.report(arg.keyword->range, diag::DuplicateArgument, label,
-                   arg.keyword->name);
+      diags.report(arg.keyword ? arg.keyword->range : arg.range,
+                   diag::DuplicateArgument, label, fn.params[i].name);
+      diags.report(givenAt[i], diag::BoundBy,
+                   "`" + fn.params[i].name + "` is first given here");
       return Value::invalid();
     }
     bound[i] = &arg.value;
+    givenAt[i] = arg.range;
   }
   for (size_t i = 0; i < bound.size(); ++i)
     if (!bound[i]) {
-      diags.report(call.range, diag::ArgumentCount, label,
-                   unsigned(fn.params.size()), unsigned(call.arguments.size()));
-      diags.report(fn.loc, diag::DeclaredHere, label);
+      if (keywords)
+        diags.report(call.range, diag::MissingArgument, label,
+                     fn.params[i].name);
+      else
+        diags.report(call.range, diag::ArgumentCount, label,
+                     countOf(fn.params.size(), "argument"),
+                     unsigned(call.arguments.size()));
+      diags.report(fn.params[i].loc, diag::DeclaredHere, fn.params[i].name);
       return Value::invalid();
     }
 
@@ -1206,20 +1490,51 @@ Value FunctionChecker::callFunction(const BlockDecl &target, const FnDecl &fn,
     if (!unifier.unify(expected, args[i].type, why)) {
       ValueType shown = unifier.apply(expected);
       diags.report(ast::rangeOf(*bound[i]), diag::ArgumentMismatch,
-                   fn.params[i].name, label, formatValueType(args[i].type),
-                   formatValueType(shown), why);
+                   fn.params[i].name, label, quoteValueType(args[i].type),
+                   quoteValueType(shown), withoutUnknownMarks(why));
       diags.report(fn.params[i].loc, diag::DeclaredHere, fn.params[i].name);
       ok = false;
     }
   }
   if (!ok)
     return Value::invalid();
-  for (const auto &[name, original] : fresh)
-    if (!unifier.sizes.count(name) && !unifier.shapes.count(name) &&
-        !unifier.elements.count(name)) {
-      diags.report(call.range, diag::CannotInfer, original, label);
-      return Value::invalid();
+  // Generics no argument mentions: from explicit arguments, else defaults.
+  for (size_t i = 0; i < fn.generics.size(); ++i) {
+    const GenericDecl &generic = fn.generics[i];
+    const std::string &unknown = unknowns[i];
+    if (unifier.sizes.count(unknown) || unifier.shapes.count(unknown) ||
+        unifier.elements.count(unknown))
+      continue;
+    if (generic.defaultSize) {
+      unifier.sizes[unknown] =
+          unifier.apply(substituteSize(*generic.defaultSize, subst));
+      continue;
     }
+    if (generic.defaultElement) {
+      unifier.elements[unknown] =
+          ElementRef{elementTypeName(*generic.defaultElement).str(), false};
+      continue;
+    }
+    diags.report(call.range, diag::CannotInfer, generic.name, label);
+    diags.report(generic.loc, diag::DeclaredHere, generic.name);
+    return Value::invalid();
+  }
+  // A size inferred through `c * X` is the argument divided by `c`, which
+  // must come out whole.
+  for (size_t i = 0; i < fn.generics.size(); ++i) {
+    auto it = unifier.sizes.find(unknowns[i]);
+    if (it == unifier.sizes.end())
+      continue;
+    bool whole = true;
+    for (const ShapeExpr::Term &term : it->second.getTerms())
+      whole &= term.coefficient.isInteger();
+    if (!whole)
+      obligation(Obligation::Integral, it->second, {},
+                 "generic `" + fn.generics[i].name + "` of `" + label +
+                     "` is a whole size",
+                 call.range,
+                 "inferring `" + fn.generics[i].name + "` of `" + label + "`");
+  }
 
   ValueType result = fn.result
                          ? unifier.apply(instantiateType(*fn.result, subst))
@@ -1233,7 +1548,8 @@ Value FunctionChecker::callFunction(const BlockDecl &target, const FnDecl &fn,
     graphNode.repeat = loopRepeat.back();
   // The callee's generics in the caller's terms, for graph expansion.
   graphNode.calleeGenerics = subst;
-  for (const auto &[name, original] : fresh) {
+  for (size_t i = 0; i < fn.generics.size(); ++i) {
+    const std::string &name = unknowns[i], &original = fn.generics[i].name;
     if (auto it = unifier.sizes.find(name); it != unifier.sizes.end())
       graphNode.calleeGenerics.sizes[original] = it->second;
     if (auto it = unifier.shapes.find(name); it != unifier.shapes.end())
@@ -1248,7 +1564,7 @@ Value FunctionChecker::callFunction(const BlockDecl &target, const FnDecl &fn,
   Value value{result, -1};
   addOutputs(graphNode, value);
   graph.nodes.push_back(std::move(graphNode));
-  calls.push_back({&target, fn.name});
+  calls.push_back({&target, fn.name, call.range});
   return value;
 }
 
@@ -1320,8 +1636,11 @@ bool Unifier::unify(const ValueType &pattern, const ValueType &actual,
     return false;
   }
   if (pattern.kind == ValueType::Tuple) {
-    if (pattern.elements.size() != actual.elements.size())
+    if (pattern.elements.size() != actual.elements.size()) {
+      why = "; it has " + std::to_string(actual.elements.size()) +
+            " elements, expected " + std::to_string(pattern.elements.size());
       return false;
+    }
     for (size_t i = 0; i < pattern.elements.size(); ++i)
       if (!unify(pattern.elements[i], actual.elements[i], why))
         return false;
@@ -1329,20 +1648,6 @@ bool Unifier::unify(const ValueType &pattern, const ValueType &actual,
   }
   if (pattern.kind != ValueType::Tensor)
     return false;
-  // Element type.
-  const std::string &element = pattern.element.name;
-  if (isUnknown(element) && !elements.count(element)) {
-    if (!actual.weak)
-      elements[element] = actual.element;
-  } else {
-    std::string expected =
-        isUnknown(element) ? elements[element].name : element;
-    if (!actual.weak && expected != actual.element.name) {
-      why = "; the element type is `" + actual.element.name + "`, expected `" +
-            expected + "`";
-      return false;
-    }
-  }
   // Dimensions, with at most one unknown spread taking what is left.
   DimList dims = apply(pattern).dims;
   int spreadAt = -1;
@@ -1354,7 +1659,8 @@ bool Unifier::unify(const ValueType &pattern, const ValueType &actual,
   if (actual.dims.size() < before + after ||
       (spreadAt < 0 && actual.dims.size() != dims.size())) {
     why = "; it has " + std::to_string(actual.dims.size()) +
-          " dimensions, expected " +
+          (actual.dims.size() == 1 ? " dimension" : " dimensions") +
+          ", expected " +
           (spreadAt < 0 ? std::to_string(dims.size())
                         : "at least " + std::to_string(before + after));
     return false;
@@ -1393,6 +1699,20 @@ bool Unifier::unify(const ValueType &pattern, const ValueType &actual,
         return false;
       }
     }
+  // Element type.
+  const std::string &element = pattern.element.name;
+  if (isUnknown(element) && !elements.count(element)) {
+    if (!actual.weak)
+      elements[element] = actual.element;
+  } else {
+    std::string expected =
+        isUnknown(element) ? elements[element].name : element;
+    if (!actual.weak && expected != actual.element.name) {
+      why = "; the element type is `" + actual.element.name + "`, expected `" +
+            expected + "`";
+      return false;
+    }
+  }
   return true;
 }
 
@@ -1407,7 +1727,7 @@ void FunctionChecker::run() {
     if (type.isScalar() && type.element.name[0] == 'i' &&
         type.element.name != "i1")
       type.value = runtimeSymbol(param.name);
-    Value value{type, -1};
+    Value value{type, -1, param.loc};
     value.id = int(graph.values.size());
     graph.values.push_back(type);
     graph.valueNames.push_back(param.name);
@@ -1415,26 +1735,33 @@ void FunctionChecker::run() {
     scopes.back()[param.name] = value;
   }
   checkBody(fn.syntax->body);
-  if (!returned && fn.result)
-    diags.report(fn.syntax->body.range.End.isValid()
-                     ? llvm::SMRange(fn.syntax->body.range.End,
-                                     fn.syntax->body.range.End)
-                     : fn.loc,
-                 diag::MissingReturn, fn.name, formatType(*fn.result));
+  if (!returned && !returnedInLoop && fn.result) {
+    // At the closing brace: the range ends just past it.
+    llvm::SMLoc end = fn.syntax->body.range.End;
+    llvm::SMRange at =
+        end.isValid()
+            ? llvm::SMRange(llvm::SMLoc::getFromPointer(end.getPointer() - 1),
+                            llvm::SMLoc::getFromPointer(end.getPointer() - 1))
+            : fn.loc;
+    diags.report(at, diag::MissingReturn, fn.name,
+                 quoteValueType(instantiateType(*fn.result, {})));
+  }
   scopes.pop_back();
 }
 
 namespace {
 
-/// A block is the root when it declares entries; entries anywhere else, or
-/// in a block used as a sub-block, are errors.
+/// A block is the root when it declares entries; a block with entries that
+/// is used as a sub-block is an error, reported once at its first entry.
 void checkEntries(const Program &program, DiagnosticEngine &diags) {
+  std::set<const BlockDecl *> reported;
   for (const auto &block : program.blocks) {
     if (!block->valid)
       continue;
     for (const MemberDecl &member : block->members) {
       auto *sub = std::get_if<SubDecl>(&member);
-      if (!sub || !sub->block->hasEntries())
+      if (!sub || !sub->block->hasEntries() ||
+          !reported.insert(sub->block).second)
         continue;
       for (const MemberDecl &inner : sub->block->members)
         if (auto *fn = std::get_if<FnDecl>(&inner); fn && fn->isEntry) {
@@ -1447,15 +1774,17 @@ void checkEntries(const Program &program, DiagnosticEngine &diags) {
   }
 }
 
+using FunctionKey = std::pair<const BlockDecl *, std::string>;
+
 } // namespace
 
 CheckedProgram linnet::checkBodies(const Program &program,
                                    DiagnosticEngine &diags) {
   CheckedProgram checked;
   checkEntries(program, diags);
-  std::map<std::pair<const BlockDecl *, std::string>,
-           std::vector<std::pair<const BlockDecl *, std::string>>>
-      callGraph;
+  std::map<FunctionKey, std::vector<CallSite>> callGraph;
+  // Functions in source order, so that reports come in a stable order.
+  std::vector<FunctionKey> order;
   for (const auto &block : program.blocks) {
     if (!block->valid)
       continue;
@@ -1471,61 +1800,87 @@ CheckedProgram linnet::checkBodies(const Program &program,
       result.fn = fn;
       result.graph = std::move(checker.graph);
       result.writesState = checker.writesState;
+      if (checker.writesState) {
+        result.stateWriteLoc = checker.stateWriteLoc;
+        result.stateWriteNote =
+            "state `" + checker.stateWritten + "` is written here";
+      }
       result.ok = diags.errorCount() == before;
       for (Obligation &ob : checker.obligations)
         checked.obligations.push_back(std::move(ob));
-      callGraph[{block.get(), fn->name}] = checker.calls;
+      callGraph[{block.get(), fn->name}] = std::move(checker.calls);
+      order.push_back({block.get(), fn->name});
       checked.functions[{block.get(), fn->name}] = std::move(result);
     }
   }
   // A block's functions are inlined, so they may not call each other in a
-  // cycle.
+  // cycle. Each cycle is reported once, at the function it returns to.
   {
-    std::map<std::pair<const BlockDecl *, std::string>, int> state;
-    std::function<bool(const std::pair<const BlockDecl *, std::string> &)>
-        visit = [&](const auto &key) {
-          state[key] = 1;
-          for (const auto &callee : callGraph[key]) {
-            if (callee.first != key.first)
-              continue;
-            if (state[callee] == 1) {
-              const CheckedFunction &fn = checked.functions[callee];
-              diags.report(fn.fn->loc, diag::RecursiveCall, callee.second,
-                           key.second);
-              checked.functions[callee].ok = false;
-              return false;
-            }
-            if (state[callee] == 0 && !visit(callee))
-              return false;
-          }
-          state[key] = 2;
-          return true;
-        };
-    for (const auto &entry : callGraph)
-      if (state[entry.first] == 0)
-        visit(entry.first);
+    std::map<FunctionKey, int> state;
+    std::vector<FunctionKey> path;
+    std::function<void(const FunctionKey &)> visit = [&](const auto &key) {
+      state[key] = 1;
+      path.push_back(key);
+      for (const CallSite &call : callGraph[key]) {
+        FunctionKey callee{call.block, call.name};
+        if (callee.first != key.first)
+          continue;
+        if (state[callee] == 0) {
+          visit(callee);
+          continue;
+        }
+        if (state[callee] != 1)
+          continue;
+        // The cycle is the path from `callee` back to `key`.
+        auto start = std::find(path.begin(), path.end(), callee);
+        std::string through;
+        for (auto it = start + 1; it != path.end(); ++it)
+          through += std::string(it == start + 1        ? " through `"
+                                 : it + 1 == path.end() ? " and `"
+                                                        : ", `") +
+                     it->second + "`";
+        CheckedFunction &fn = checked.functions[callee];
+        diags.report(fn.fn->loc, diag::RecursiveCall, callee.second, through);
+        diags.report(call.loc, diag::BoundBy,
+                     "`" + key.second + "` calls `" + callee.second + "` here");
+        fn.ok = false;
+      }
+      path.pop_back();
+      state[key] = 2;
+    };
+    for (const FunctionKey &key : order)
+      if (state[key] == 0)
+        visit(key);
   }
-  // State effects flow from callees to callers.
+  // State effects flow from callees to callers; each caller remembers the
+  // call that makes it write.
   for (bool changed = true; changed;) {
     changed = false;
-    for (auto &[key, function] : checked.functions) {
+    for (const FunctionKey &key : order) {
+      CheckedFunction &function = checked.functions[key];
       if (function.writesState)
         continue;
-      for (const auto &callee : callGraph[key])
-        if (auto it = checked.functions.find(callee);
+      for (const CallSite &call : callGraph[key])
+        if (auto it = checked.functions.find({call.block, call.name});
             it != checked.functions.end() && it->second.writesState) {
           function.writesState = true;
+          function.stateWriteLoc = call.loc;
+          function.stateWriteNote =
+              "`" + call.name + "` writes state and is called here";
           changed = true;
           break;
         }
     }
   }
   // Stateless functions: `forward` everywhere and the entry `next_token`.
-  for (auto &[key, function] : checked.functions) {
+  for (const FunctionKey &key : order) {
+    CheckedFunction &function = checked.functions[key];
     const std::string &name = key.second;
     if (function.writesState && (name == "forward" || name == "next_token")) {
       diags.report(function.fn->loc, diag::StateWriteInStateless, name,
                    key.first->name);
+      diags.report(function.stateWriteLoc, diag::BoundBy,
+                   function.stateWriteNote);
       function.ok = false;
     }
   }

@@ -20,7 +20,20 @@ namespace linnet::detail {
 struct Value {
   ValueType type;
   int id = -1;
+  /// Where a local or parameter was bound, for notes.
+  llvm::SMRange declared;
+
+  Value() = default;
+  Value(ValueType type, int id, llvm::SMRange declared = {})
+      : type(std::move(type)), id(id), declared(declared) {}
   static Value invalid() { return {}; }
+};
+
+/// A call of a block function, for the recursion and state checks.
+struct CallSite {
+  const BlockDecl *block = nullptr;
+  std::string name;
+  llvm::SMRange loc;
 };
 
 /// Ranks of the unknowns that stand for a callee's generics during
@@ -63,8 +76,10 @@ public:
 
   FunctionGraph graph;
   std::vector<Obligation> obligations;
-  std::vector<std::pair<const BlockDecl *, std::string>> calls;
+  std::vector<CallSite> calls;
   bool writesState = false;
+  llvm::SMRange stateWriteLoc; ///< the first state write
+  std::string stateWritten;    ///< its state member
 
 private:
   friend struct BuiltinCall;
@@ -79,6 +94,9 @@ private:
   static llvm::SMRange rangeOfStatement(const ast::Statement &statement);
   ValueType annotationType(const ast::Type &type);
   std::optional<ShapeExpr> shapeValue(const ast::ShapeSum &sum);
+  std::optional<ShapeExpr> genericSize(const ast::Identifier &name);
+  void noteDeclaration(const ast::Expr &expr);
+  void noteDeclaration(const std::string &name, llvm::SMRange declared);
 
   // Expressions.
   Value check(const ast::Expr &expr);
@@ -94,7 +112,7 @@ private:
   Value checkNode(const ast::TupleExpr &tuple);
   Value checkNode(const ast::ListExpr &list);
 
-  Value resolveName(const ast::Identifier &name);
+  Value resolveName(const ast::Identifier &name, bool callee = false);
   const GenericDecl *findGeneric(llvm::StringRef name) const;
   ValueType subInstance(const SubDecl &sub);
   Value memberRead(const std::string &label, const TypeRef &type,
@@ -107,11 +125,18 @@ private:
                      Substitution subst, const std::string &label,
                      const ast::CallExpr &call);
   Value callBuiltin(const std::string &name, const ast::CallExpr &call);
-  Value matmul(const Value &lhs, const Value &rhs, llvm::SMRange lhsLoc,
-               llvm::SMRange rhsLoc, llvm::SMRange loc);
+  Value matmul(const Value &lhs, const Value &rhs, const ast::Expr &rhsExpr,
+               llvm::SMRange lhsLoc, llvm::SMRange rhsLoc, llvm::SMRange loc);
 
   // Typing helpers.
   Value asTensor(const Value &value, llvm::SMRange loc);
+  /// A size where a tensor (`i32`) is expected becomes an integer scalar.
+  Value expectTensor(const Value &value, const ValueType &expected,
+                     llvm::SMRange loc);
+  /// Reports an element type (`T`, `f32`) used where `expected` (a size, a
+  /// tensor) is; returns false when `value` is not one.
+  bool reportElementAsValue(const Value &value, llvm::SMRange loc,
+                            const std::string &expected);
   std::optional<ShapeExpr> staticSize(const Value &value, llvm::SMRange loc);
   std::optional<DimList> broadcast(const ValueType &a, const ValueType &b,
                                    const std::string &verb, llvm::SMRange loc);
@@ -121,8 +146,11 @@ private:
                                           llvm::SMRange loc);
   std::optional<ShapeExpr> arithmetic(llvm::Expected<ShapeExpr> result,
                                       llvm::SMRange loc);
-  void obligation(Obligation::Kind kind, ShapeExpr lhs, ShapeExpr rhs,
-                  const std::string &what, llvm::SMRange loc);
+  /// Records a condition on sizes; false when it is refuted at once (and
+  /// reported), so the operation yields no type to cascade from.
+  bool obligation(Obligation::Kind kind, ShapeExpr lhs, ShapeExpr rhs,
+                  const std::string &what, llvm::SMRange loc,
+                  const std::string &context = "");
   bool isFloatElement(const ElementRef &element) const;
 
   // Graph.
@@ -155,6 +183,8 @@ private:
   unsigned nextRuntimeSymbol = 0;
   unsigned nextUnknown = 0;
   bool returned = false;
+  bool returnedInLoop = false; ///< reported; no `MissingReturn` follows
+  llvm::SMRange returnRange;
 };
 
 } // namespace linnet::detail

@@ -84,6 +84,7 @@ struct BuiltinCall {
   bool bind() {
     const std::vector<std::string> &params = signatures().at(name);
     size_t position = 0;
+    std::map<std::string, llvm::SMRange> givenAt;
     for (const ast::Argument &arg : call.arguments) {
       std::string param;
       if (arg.keyword) {
@@ -91,24 +92,38 @@ struct BuiltinCall {
           if (llvm::StringRef(p).rtrim('?') == arg.keyword->name)
             param = arg.keyword->name;
         if (param.empty()) {
+          std::string names;
+          for (const std::string &p : params)
+            names += (names.empty() ? "`" : ", `") +
+                     llvm::StringRef(p).rtrim('?').str() + "`";
           diags.report(arg.keyword->range, diag::UnknownKeyword, name,
-                       arg.keyword->name);
+                       arg.keyword->name, "its parameters are " + names);
           return false;
         }
       } else {
         if (position >= params.size()) {
-          diags.report(call.range, diag::ArgumentCount, name,
-                       unsigned(params.size()),
+          size_t required = 0;
+          for (const std::string &p : params)
+            required += p.back() != '?';
+          std::string count = std::to_string(params.size());
+          if (required != params.size())
+            count = std::to_string(required) + " to " + count;
+          count += params.size() == 1 ? " argument" : " arguments";
+          diags.report(call.range, diag::ArgumentCount, name, count,
                        unsigned(call.arguments.size()));
           return false;
         }
         param = llvm::StringRef(params[position++]).rtrim('?').str();
       }
       if (args.count(param)) {
-        diags.report(arg.range, diag::DuplicateArgument, name, param);
+        diags.report(arg.keyword ? arg.keyword->range : arg.range,
+                     diag::DuplicateArgument, name, param);
+        diags.report(givenAt[param], diag::BoundBy,
+                     "`" + param + "` is first given here");
         return false;
       }
       args[param] = &arg.value;
+      givenAt[param] = arg.range;
     }
     for (const std::string &p : params)
       if (p.back() != '?' && !args.count(p)) {
@@ -136,7 +151,7 @@ struct BuiltinCall {
         !value->type.weak) {
       diags.report(loc(param), diag::OperandType,
                    "`" + param + "` of `" + name + "`",
-                   formatValueType(value->type), "a float tensor");
+                   quoteValueType(value->type), "a float tensor");
       return std::nullopt;
     }
     return value;
@@ -150,7 +165,7 @@ struct BuiltinCall {
     if (value->type.hasSpread() || value->type.rank() != rank) {
       diags.report(loc(param), diag::OperandType,
                    "`" + param + "` of `" + name + "`",
-                   formatValueType(value->type), "a tensor `" + layout + "`");
+                   quoteValueType(value->type), "a tensor `" + layout + "`");
       return std::nullopt;
     }
     return value;
@@ -162,7 +177,7 @@ struct BuiltinCall {
     if (value.type.kind != ValueType::Element) {
       diags.report(loc(param), diag::OperandType,
                    "`" + param + "` of `" + name + "`",
-                   formatValueType(value.type), "an element type");
+                   quoteValueType(value.type), "an element type");
       return std::nullopt;
     }
     return value.type.element;
@@ -177,7 +192,7 @@ struct BuiltinCall {
     if (value.type.kind != ValueType::SizeList) {
       diags.report(loc(param), diag::OperandType,
                    "`" + param + "` of `" + name + "`",
-                   formatValueType(value.type), "a list of sizes `[...]`");
+                   quoteValueType(value.type), "a list of sizes `[...]`");
       return std::nullopt;
     }
     return value.type.dims;
@@ -192,8 +207,8 @@ struct BuiltinCall {
         return std::nullopt;
       auto constant = value->constantValue();
       if (!constant || !constant->isInteger()) {
-        diags.report(loc("axis"), diag::OperandType, "`axis`",
-                     "`" + value->str() + "`", "an integer constant");
+        diags.report(loc("axis"), diag::OperandType, "`axis` of `" + name + "`",
+                     "a size `" + value->str() + "`", "an integer constant");
         return std::nullopt;
       }
       raw = constant->numerator();
@@ -203,41 +218,63 @@ struct BuiltinCall {
     llvm::SMRange at = has("axis") ? loc("axis") : call.range;
     if (resolved < 0 || resolved >= std::max<int64_t>(rank, 1) ||
         type.rank() == 0) {
-      diags.report(at, diag::AxisOutOfRange, std::to_string(raw),
-                   formatValueType(type));
+      std::string axes = type.rank() == 0 ? "it is a scalar, with no axes"
+                         : type.rank() == 1
+                             ? "it has 1 axis, `0` or `-1`"
+                             : "it has " + std::to_string(type.rank()) +
+                                   " axes, `0` to `" +
+                                   std::to_string(type.rank() - 1) + "` or `-" +
+                                   std::to_string(type.rank()) + "` to `-1`";
+      diags.report(at, diag::AxisOutOfRange,
+                   has("axis") ? std::to_string(raw)
+                               : "-1 (the last, when none is given)",
+                   formatValueType(type), axes);
       return std::nullopt;
     }
-    // Axes counted across a `*S` spread are unknown.
+    // Axes counted across a `*S` spread are unknown; the other end may
+    // reach them.
     for (size_t i = 0; i < type.dims.size(); ++i)
       if (type.dims[i].isSpread() &&
           (raw >= 0 ? int64_t(i) <= resolved : int64_t(i) >= resolved)) {
-        diags.report(at, diag::IndexSpread, formatValueType(type));
+        bool sizesAfter = i + 1 < type.dims.size(), sizesBefore = i > 0;
+        diags.report(
+            at, diag::IndexSpread, type.dims[i].spread, formatValueType(type),
+            raw >= 0 && sizesAfter ? "count from the end, with a negative axis"
+            : raw < 0 && sizesBefore
+                ? "count from the start"
+                : "only the axes on either side of it are known");
         return std::nullopt;
       }
     return size_t(resolved);
   }
-  bool flag(const std::string &param) {
+  /// A `true` or `false` literal; false when absent.
+  std::optional<bool> flag(const std::string &param) {
     if (!has(param))
       return false;
     Value value = checker.check(*args.at(param));
     if (value.type.isInvalid())
-      return false;
+      return std::nullopt;
     const auto *literal = boost::get<ast::BoolLiteral>(args.at(param));
     if (!literal) {
-      diags.report(loc(param), diag::OperandType, "`" + param + "`",
-                   formatValueType(value.type), "`true` or `false`");
-      return false;
+      diags.report(loc(param), diag::OperandType,
+                   "`" + param + "` of `" + name + "`",
+                   quoteValueType(value.type), "`true` or `false`");
+      return std::nullopt;
     }
     return literal->value;
   }
-  /// Requires two sizes to be equal, reporting both.
+  /// Requires a size of two operands (`q` and `k`, `the parts`) to be
+  /// equal, reporting both.
   bool same(const ValueDim &a, const ValueDim &b, const std::string &what,
-            const Value &left, const Value &right) {
+            const std::string &leftParam, const Value &left,
+            const std::string &rightParam, const Value &right) {
     if (a == b)
       return true;
-    diags.report(
-        call.range, diag::OperandMismatch, name, what, a.str(), b.str(),
-        formatValueType(left.type) + "` and `" + formatValueType(right.type));
+    diags.report(call.range, diag::OperandMismatch,
+                 "`" + leftParam + "` and `" + rightParam + "` of `" + name +
+                     "`",
+                 what, "`" + a.str() + "`", formatValueType(left.type),
+                 "`" + b.str() + "`", formatValueType(right.type));
     return false;
   }
   Value result(ValueType type) {
@@ -266,25 +303,47 @@ static ShapeExpr productOf(const DimList &dims) {
 }
 
 Value FunctionChecker::matmul(const Value &lhs, const Value &rhs,
-                              llvm::SMRange lhsLoc, llvm::SMRange rhsLoc,
-                              llvm::SMRange loc) {
+                              const ast::Expr &rhsExpr, llvm::SMRange lhsLoc,
+                              llvm::SMRange rhsLoc, llvm::SMRange loc) {
   Value a = asTensor(lhs, lhsLoc), b = asTensor(rhs, rhsLoc);
   if (a.type.isInvalid() || b.type.isInvalid())
     return Value::invalid();
   // [..., M, K] @ [..., K, N] -> [..., M, N]; batch axes broadcast.
-  if (a.type.rank() < 2 || b.type.rank() < 2 ||
-      a.type.dims[a.type.rank() - 1].isSpread() ||
-      b.type.dims[b.type.rank() - 2].isSpread()) {
-    diags.report(loc, diag::OperandType, "a matrix product",
-                 formatValueType(a.type) + "` and `" + formatValueType(b.type),
-                 "two tensors of rank 2 or more");
+  // The inner sizes must be sizes; the outer ones may be spreads (`[*S, In]
+  // @ [In, Out]` is `[*S, Out]`).
+  if (a.type.rank() < 2 || a.type.dims.back().isSpread()) {
+    diags.report(lhsLoc, diag::OperandType, "the left side of a matrix product",
+                 quoteValueType(a.type),
+                 "a tensor `[..., M, K]` whose last dimension is a size");
+    return Value::invalid();
+  }
+  if (b.type.rank() < 2 || b.type.dims[b.type.rank() - 2].isSpread()) {
+    diags.report(rhsLoc, diag::OperandType,
+                 "the right side of a matrix product", quoteValueType(b.type),
+                 "a tensor `[..., K, N]` whose next to last dimension is a "
+                 "size");
     return Value::invalid();
   }
   const ValueDim &k1 = a.type.dims[a.type.rank() - 1];
   const ValueDim &k2 = b.type.dims[b.type.rank() - 2];
   if (k1 != k2) {
+    // `x @ weight` with a PyTorch `[Out, In]` weight: the right side has
+    // the inner size last.
+    std::string hint;
+    if (b.type.dims.back() == k1) {
+      std::string permutation;
+      for (size_t i = 0; i + 2 < b.type.rank(); ++i)
+        permutation += std::to_string(i) + ", ";
+      permutation += std::to_string(b.type.rank() - 1) + ", " +
+                     std::to_string(b.type.rank() - 2);
+      hint = "; the right side has `" + k1.str() +
+             "` last, so multiply by `transpose(" + sourceText(rhsLoc) + ", [" +
+             permutation + "])`";
+    }
     diags.report(loc, diag::MatmulMismatch, formatValueType(a.type),
-                 formatValueType(b.type), k1.str(), k2.str());
+                 formatValueType(b.type), k1.str(), k2.str(), hint);
+    if (!hint.empty())
+      noteDeclaration(rhsExpr);
     return Value::invalid();
   }
   auto element = commonElement(a.type, b.type, "multiply", loc);
@@ -338,7 +397,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
       return Value::invalid();
     if (condition->type.element.name != "i1") {
       diags.report(op.loc("condition"), diag::OperandType,
-                   "`condition` of `where`", formatValueType(condition->type),
+                   "`condition` of `where`", quoteValueType(condition->type),
                    "an `i1` tensor");
       return Value::invalid();
     }
@@ -365,9 +424,11 @@ Value FunctionChecker::callBuiltin(const std::string &name,
       return Value::invalid();
     if (name == "softmax")
       return op.result(ValueType::tensor(x->type.dims, x->type.element));
-    bool keep = op.flag("keepdim");
+    std::optional<bool> keep = op.flag("keepdim");
+    if (!keep)
+      return Value::invalid();
     DimList dims = x->type.dims;
-    if (keep)
+    if (*keep)
       dims[*axis] = ValueDim::of(ShapeExpr::constant(1));
     else
       dims.erase(dims.begin() + *axis);
@@ -378,15 +439,19 @@ Value FunctionChecker::callBuiltin(const std::string &name,
   }
   if (name == "matmul") {
     Value a = check(*op.args.at("a")), b = check(*op.args.at("b"));
-    return matmul(a, b, op.loc("a"), op.loc("b"), call.range);
+    return matmul(a, b, *op.args.at("b"), op.loc("a"), op.loc("b"), call.range);
   }
   if (name == "reshape") {
     auto x = op.tensor("x");
     auto shape = op.sizeList("shape");
     if (!x || !shape)
       return Value::invalid();
-    obligation(Obligation::Equal, productOf(x->type.dims), productOf(*shape),
-               "`reshape` keeps the element count", call.range);
+    if (!obligation(Obligation::Equal, productOf(x->type.dims),
+                    productOf(*shape), "`reshape` keeps the element count",
+                    call.range,
+                    "cannot reshape `" + formatValueType(x->type) + "` to `" +
+                        sourceText(op.loc("shape")) + "`"))
+      return Value::invalid();
     return op.result(ValueType::tensor(*shape, x->type.element));
   }
   if (name == "transpose") {
@@ -394,9 +459,20 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     auto perm = op.sizeList("permutation");
     if (!x || !perm)
       return Value::invalid();
-    if (x->type.hasSpread() || perm->size() != x->type.rank()) {
+    if (x->type.hasSpread()) {
+      for (const ValueDim &dim : x->type.dims)
+        if (dim.isSpread()) {
+          diags.report(op.loc("x"), diag::IndexSpread, dim.spread,
+                       formatValueType(x->type),
+                       "transpose a tensor whose dimensions are all sizes");
+          break;
+        }
+      return Value::invalid();
+    }
+    if (perm->size() != x->type.rank()) {
       diags.report(op.loc("permutation"), diag::BadPermutation,
-                   formatValueType(x->type), x->type.rank());
+                   sourceText(op.loc("permutation")), formatValueType(x->type),
+                   x->type.rank());
       return Value::invalid();
     }
     DimList dims;
@@ -407,6 +483,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
           constant && constant->isInteger() ? constant->numerator() : -1;
       if (axis < 0 || axis >= int64_t(perm->size()) || used[axis]) {
         diags.report(op.loc("permutation"), diag::BadPermutation,
+                     sourceText(op.loc("permutation")),
                      formatValueType(x->type), x->type.rank());
         return Value::invalid();
       }
@@ -422,7 +499,8 @@ Value FunctionChecker::callBuiltin(const std::string &name,
               op.args.at("tensors"));
       if (!list || list->get().items.empty()) {
         diags.report(op.loc("tensors"), diag::OperandType,
-                     "`tensors` of `concat`", sourceText(op.loc("tensors")),
+                     "`tensors` of `concat`",
+                     "`" + sourceText(op.loc("tensors")) + "`",
                      "a list `[a, b, ...]` of tensors");
         return Value::invalid();
       }
@@ -439,22 +517,39 @@ Value FunctionChecker::callBuiltin(const std::string &name,
         return Value::invalid();
       DimList dims = parts[0].type.dims;
       ShapeExpr total = ShapeExpr::constant(0);
-      for (const Value &part : parts) {
-        if (part.type.rank() != dims.size() ||
-            part.type.element.name != parts[0].type.element.name) {
-          diags.report(call.range, diag::OperandMismatch, name, "the parts",
+      for (size_t n = 0; n < parts.size(); ++n) {
+        const Value &part = parts[n];
+        llvm::SMRange at = list->get().items[n].range;
+        std::string first = sourceText(list->get().items[0].range);
+        std::string each = sourceText(at);
+        if (part.type.rank() != dims.size()) {
+          diags.report(at, diag::OperandMismatch,
+                       "`" + first + "` and `" + each + "` of `concat`", "rank",
+                       std::to_string(dims.size()) +
+                           (dims.size() == 1 ? " axis" : " axes"),
                        formatValueType(parts[0].type),
-                       formatValueType(part.type), "the parts");
+                       std::to_string(part.type.rank()) +
+                           (part.type.rank() == 1 ? " axis" : " axes"),
+                       formatValueType(part.type));
           return Value::invalid();
         }
+        if (!commonElement(parts[0].type, part.type, "concatenate", at))
+          return Value::invalid();
         for (size_t i = 0; i < dims.size(); ++i)
-          if (i != *axis &&
-              !op.same(dims[i], part.type.dims[i],
-                       "dimension " + std::to_string(i), parts[0], part))
+          if (i != *axis && dims[i] != part.type.dims[i]) {
+            diags.report(
+                at, diag::OperandMismatch,
+                "`" + first + "` and `" + each + "` of `concat`",
+                "dimension " + std::to_string(i) + ", which is not the axis",
+                "`" + dims[i].str() + "`", formatValueType(parts[0].type),
+                "`" + part.type.dims[i].str() + "`",
+                formatValueType(part.type));
             return Value::invalid();
+          }
         if (!part.type.dims[*axis].size) {
-          diags.report(call.range, diag::IndexSpread,
-                       formatValueType(part.type));
+          diags.report(at, diag::IndexSpread, part.type.dims[*axis].spread,
+                       formatValueType(part.type),
+                       "concatenate along an axis that is a size");
           return Value::invalid();
         }
         auto sum = ShapeExpr::add(total, *part.type.dims[*axis].size);
@@ -478,8 +573,9 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     std::vector<ValueType> parts;
     for (const ValueDim &part : *sizes) {
       if (part.isSpread()) {
-        diags.report(op.loc("sizes"), diag::IndexSpread,
-                     formatValueType(x->type));
+        diags.report(op.loc("sizes"), diag::OperandType, "`sizes` of `split`",
+                     "`" + sourceText(op.loc("sizes")) + "`",
+                     "a list of sizes, without `*Shape` spreads");
         return Value::invalid();
       }
       auto sum = ShapeExpr::add(total, *part.size);
@@ -492,8 +588,12 @@ Value FunctionChecker::callBuiltin(const std::string &name,
       dims[*axis] = part;
       parts.push_back(ValueType::tensor(dims, x->type.element));
     }
-    obligation(Obligation::Equal, total, *x->type.dims[*axis].size,
-               "the parts of `split` sum to the axis", call.range);
+    if (!obligation(Obligation::Equal, total, *x->type.dims[*axis].size,
+                    "the parts of `split` sum to the axis", call.range,
+                    "cannot split axis " + std::to_string(*axis) + " of `" +
+                        formatValueType(x->type) + "` into `" +
+                        sourceText(op.loc("sizes")) + "`"))
+      return Value::invalid();
     return op.result(ValueType::tuple(parts));
   }
   if (name == "repeat_interleave") {
@@ -533,10 +633,11 @@ Value FunctionChecker::callBuiltin(const std::string &name,
       return Value::invalid();
     if (table->type.rank() < 1 || table->type.dims[0].isSpread() ||
         ids->type.element.name[0] != 'i' || ids->type.element.name == "i1") {
-      diags.report(call.range, diag::OperandType, "`take`",
-                   formatValueType(table->type) + "` and `" +
-                       formatValueType(ids->type),
-                   "a table `[N, ...]` and integer ids");
+      bool badTable = table->type.rank() < 1 || table->type.dims[0].isSpread();
+      diags.report(op.loc(badTable ? "table" : "ids"), diag::OperandType,
+                   badTable ? "`table` of `take`" : "`ids` of `take`",
+                   quoteValueType(badTable ? table->type : ids->type),
+                   badTable ? "a tensor `[Rows, ...]`" : "an integer tensor");
       return Value::invalid();
     }
     DimList dims = ids->type.dims;
@@ -554,16 +655,17 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     if (!q || !k || !v || !offset || !scale)
       return Value::invalid();
     const DimList &qd = q->type.dims, &kd = k->type.dims, &vd = v->type.dims;
-    if (!op.same(qd[0], kd[0], "the batch", *q, *k) ||
-        !op.same(kd[0], vd[0], "the batch", *k, *v) ||
-        !op.same(qd[3], kd[3], "the head size", *q, *k) ||
-        !op.same(kd[1], vd[1], "the key heads", *k, *v) ||
-        !op.same(kd[2], vd[2], "the key length", *k, *v))
+    if (!op.same(qd[0], kd[0], "the batch", "q", *q, "k", *k) ||
+        !op.same(kd[0], vd[0], "the batch", "k", *k, "v", *v) ||
+        !op.same(qd[3], kd[3], "the head size", "q", *q, "k", *k) ||
+        !op.same(kd[1], vd[1], "the key heads", "k", *k, "v", *v) ||
+        !op.same(kd[2], vd[2], "the key length", "k", *k, "v", *v))
       return Value::invalid();
-    if (q->type.element.name != k->type.element.name ||
-        k->type.element.name != v->type.element.name) {
+    const Value &other = q->type.element.name != k->type.element.name ? *k : *v;
+    if (q->type.element.name != other.type.element.name) {
       diags.report(call.range, diag::ElementMismatch, "attend with",
-                   formatValueType(q->type), formatValueType(v->type));
+                   formatValueType(q->type), formatValueType(other.type),
+                   q->type.element.name, other.type.element.name);
       return Value::invalid();
     }
     ValueType batchOffsets =
@@ -571,7 +673,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     if (!(offset->type.isScalar() || sameType(offset->type, batchOffsets)) ||
         offset->type.element.name[0] != 'i') {
       diags.report(op.loc("offset"), diag::OperandType,
-                   "`offset` of `attention`", formatValueType(offset->type),
+                   "`offset` of `attention`", quoteValueType(offset->type),
                    "`i32` or `" + formatValueType(batchOffsets) + "`");
       return Value::invalid();
     }
@@ -581,7 +683,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
         if (lengths)
           diags.report(
               op.loc("lengths"), diag::OperandType, "`lengths` of `attention`",
-              formatValueType(lengths->type), formatValueType(batchOffsets));
+              quoteValueType(lengths->type), quoteValueType(batchOffsets));
         return Value::invalid();
       }
     }
@@ -624,7 +726,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
           e.value.type.element.name != "f32") {
         diags.report(op.loc(e.param), diag::OperandType,
                      std::string("`") + e.param + "` of `delta_rule`",
-                     formatValueType(e.value.type), formatValueType(e.type));
+                     quoteValueType(e.value.type), quoteValueType(e.type));
         return Value::invalid();
       }
     if (op.has("lengths")) {
@@ -634,7 +736,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
         if (lengths)
           diags.report(op.loc("lengths"), diag::OperandType,
                        "`lengths` of `delta_rule`",
-                       formatValueType(lengths->type), formatValueType(rows));
+                       quoteValueType(lengths->type), quoteValueType(rows));
         return Value::invalid();
       }
     }
@@ -656,12 +758,12 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     }
     ValueType expected =
         ValueType::tensor({xd[0], ValueDim::of(*kept), xd[2]}, x->type.element);
-    if (!op.same(xd[2], td[0], "the channels", *x, *taps))
+    if (!op.same(xd[2], td[0], "the channels", "x", *x, "taps", *taps))
       return Value::invalid();
     if (!sameType(history->type, expected)) {
       diags.report(op.loc("history"), diag::OperandType,
-                   "`history` of `causal_conv`", formatValueType(history->type),
-                   formatValueType(expected));
+                   "`history` of `causal_conv`", quoteValueType(history->type),
+                   quoteValueType(expected));
       return Value::invalid();
     }
     if (op.has("lengths")) {
@@ -671,7 +773,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
         if (lengths)
           diags.report(op.loc("lengths"), diag::OperandType,
                        "`lengths` of `causal_conv`",
-                       formatValueType(lengths->type), formatValueType(rows));
+                       quoteValueType(lengths->type), quoteValueType(rows));
         return Value::invalid();
       }
     }
@@ -694,9 +796,13 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     if (!k)
       return Value::invalid();
     DimList dims = x->type.dims;
-    if (dims[*axis].size)
-      obligation(Obligation::AtMost, *k, *dims[*axis].size,
-                 "`topk` takes at most the axis", call.range);
+    if (dims[*axis].size &&
+        !obligation(Obligation::AtMost, *k, *dims[*axis].size,
+                    "`topk` takes at most the axis", call.range,
+                    "cannot take the top `" + sourceText(op.loc("k")) +
+                        "` along axis " + std::to_string(*axis) + " of `" +
+                        formatValueType(x->type) + "`"))
+      return Value::invalid();
     dims[*axis] = ValueDim::of(*k);
     return op.result(ValueType::tuple({ValueType::tensor(dims, x->type.element),
                                        ValueType::tensor(dims, index)}));
@@ -713,17 +819,18 @@ Value FunctionChecker::callBuiltin(const std::string &name,
                   &ed = experts->type.dims;
     if (x->type.hasSpread() || (xd.size() != 2 && xd.size() != 3)) {
       diags.report(op.loc("x"), diag::OperandType, "`x` of `expert_matmul`",
-                   formatValueType(x->type),
-                   "`[Rows, In]` or `[Rows, TopK, In]`");
+                   quoteValueType(x->type),
+                   "a tensor `[Rows, In]` or `[Rows, TopK, In]`");
       return Value::invalid();
     }
-    if (!op.same(xd[0], ed[0], "the rows", *x, *experts) ||
+    if (!op.same(xd[0], ed[0], "the rows", "x", *x, "experts", *experts) ||
         (xd.size() == 3 &&
-         !op.same(xd[1], ed[1], "the choices", *x, *experts)) ||
-        !op.same(xd.back(), wd[2], "the inner size", *x, *weights))
+         !op.same(xd[1], ed[1], "the choices", "x", *x, "experts", *experts)) ||
+        !op.same(xd.back(), wd[2], "the inner size", "x", *x, "weights",
+                 *weights))
       return Value::invalid();
     return op.result(ValueType::tensor({xd[0], ed[1], wd[1]}, x->type.element));
   }
-  diags.report(call.range, diag::UnknownName, name);
+  diags.report(call.range, diag::UnknownName, name, "");
   return Value::invalid();
 }

@@ -13,13 +13,24 @@ using namespace linnet;
 
 namespace {
 
+/// `H = 8, Heads = 4`: the bound generics the obligation mentions, in
+/// declaration order.
 std::string valuesText(const Obligation &ob,
                        const std::map<std::string, ShapeExpr> &sizes) {
+  std::vector<ShapeSymbol> symbols;
+  auto collect = [&](const ShapeExpr &size) {
+    for (const ShapeSymbol &symbol : size.symbols())
+      if (std::find(symbols.begin(), symbols.end(), symbol) == symbols.end())
+        symbols.push_back(symbol);
+  };
+  collect(ob.lhs);
+  collect(ob.rhs);
+  for (const auto &[name, parts] : ob.quotients) {
+    collect(parts.first);
+    collect(parts.second);
+  }
+  std::sort(symbols.begin(), symbols.end());
   std::string text;
-  std::vector<ShapeSymbol> symbols = ob.lhs.symbols();
-  for (const ShapeSymbol &symbol : ob.rhs.symbols())
-    if (std::find(symbols.begin(), symbols.end(), symbol) == symbols.end())
-      symbols.push_back(symbol);
   for (const ShapeSymbol &symbol : symbols)
     if (auto it = sizes.find(symbol.name); it != sizes.end())
       text +=
@@ -37,6 +48,38 @@ ShapeExpr bindSizes(const ShapeExpr &size,
   return *value;
 }
 
+/// The instance's sizes, plus the value of each quotient of sizes the
+/// obligation mentions (`Heads / KvHeads` is 2 with Heads = 4, KvHeads =
+/// 2), quotients of quotients included.
+std::map<std::string, ShapeExpr>
+boundSizes(const Obligation &ob, const BlockInstanceSizes &instance) {
+  std::map<std::string, ShapeExpr> sizes = instance.sizes;
+  for (size_t round = 0; round <= ob.quotients.size(); ++round)
+    for (const auto &[name, parts] : ob.quotients) {
+      if (sizes.count(name))
+        continue;
+      ShapeExpr dividend = bindSizes(parts.first, sizes);
+      auto divisor = bindSizes(parts.second, sizes).constantValue();
+      if (!divisor || divisor->isZero() || !dividend.constantValue())
+        continue;
+      auto value = ShapeExpr::divide(dividend, ShapeExpr::constant(*divisor));
+      if (!value) {
+        llvm::consumeError(value.takeError());
+        continue;
+      }
+      sizes[name] = *value;
+    }
+  return sizes;
+}
+
+/// A bound size as a message shows it: `12`, `3/2`, or `8 * B` when the
+/// function's generics remain.
+std::string valueText(const ShapeExpr &size) {
+  if (auto constant = size.constantValue())
+    return constant->str();
+  return "`" + size.str() + "`";
+}
+
 } // namespace
 
 bool linnet::proveObligations(CheckedProgram &program, const BoundModel &model,
@@ -52,8 +95,9 @@ bool linnet::proveObligations(CheckedProgram &program, const BoundModel &model,
     for (const BlockInstanceSizes &instance : model.instances) {
       if (instance.block != ob.block)
         continue;
-      ShapeExpr lhs = bindSizes(ob.lhs, instance.sizes);
-      ShapeExpr rhs = bindSizes(ob.rhs, instance.sizes);
+      std::map<std::string, ShapeExpr> sizes = boundSizes(ob, instance);
+      ShapeExpr lhs = bindSizes(ob.lhs, sizes);
+      ShapeExpr rhs = bindSizes(ob.rhs, sizes);
       bool holds;
       if (ob.kind == Obligation::Integral) {
         holds = true;
@@ -83,18 +127,30 @@ bool linnet::proveObligations(CheckedProgram &program, const BoundModel &model,
       ob.refutedWith = valuesText(ob, instance.sizes);
       ob.status = Obligation::Refuted;
       ok = false;
-      if (ob.kind == Obligation::Divides)
-        diags.report(ob.loc, diag::ObligationRefutedBound, ob.what,
-                     ob.rhs.str(), "`" + rhs.str() + "`", ob.lhs.str(),
-                     "`" + lhs.str() + "`", ob.refutedWith);
-      else if (ob.kind == Obligation::Integral)
-        diags.report(ob.loc, diag::ObligationRefutedBound, ob.what,
-                     ob.lhs.str(), "`" + lhs.str() + "`", "an integer", "not",
-                     ob.refutedWith);
-      else
-        diags.report(ob.loc, diag::ObligationRefutedBound, ob.what,
-                     ob.lhs.str(), "`" + lhs.str() + "`", ob.rhs.str(),
-                     "`" + rhs.str() + "`", ob.refutedWith);
+      // Sizes that must be integers read like binding's NonIntegralShape;
+      // comparisons lead with what failed and end with the rule.
+      std::string observed;
+      std::string rule = ob.what;
+      if (ob.kind == Obligation::Divides) {
+        auto quotient = ShapeExpr::divide(rhs, lhs);
+        std::string value = "not a whole number";
+        if (quotient)
+          value = valueText(*quotient);
+        else
+          llvm::consumeError(quotient.takeError());
+        observed = "`" + ob.rhs.str() + " / " + ob.lhs.str() + "` is " + value;
+        rule = "a size must be an integer";
+      } else if (ob.kind == Obligation::Integral) {
+        observed = "`" + ob.lhs.str() + "` is " + valueText(lhs);
+        rule = "a size must be an integer";
+      } else {
+        observed = "`" + ob.lhs.str() + "` is " + valueText(lhs) + " and `" +
+                   ob.rhs.str() + "` is " + valueText(rhs);
+      }
+      if (!ob.context.empty())
+        observed = ob.context + ": " + observed;
+      diags.report(ob.loc, diag::ObligationRefutedBound, observed,
+                   ob.refutedWith, rule);
       break;
     }
     if (ob.status == Obligation::Pending && ob.provenInstances > 0)

@@ -7,6 +7,8 @@
 
 #include "linnet/Sema/ValueType.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace linnet;
 
 bool ValueType::hasSpread() const {
@@ -16,7 +18,77 @@ bool ValueType::hasSpread() const {
   return false;
 }
 
+std::string linnet::withoutUnknownMarks(const std::string &text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '#' && i + 1 < text.size() && llvm::isDigit(text[i + 1])) {
+      while (i + 1 < text.size() && llvm::isDigit(text[i + 1]))
+        ++i;
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+std::string linnet::quoteValueType(const ValueType &type) {
+  switch (type.kind) {
+  case ValueType::Tensor:
+  case ValueType::Tuple:
+  case ValueType::Invalid:
+    return "`" + formatValueType(type) + "`";
+  case ValueType::Element:
+  case ValueType::Builtin:
+  case ValueType::BlockArray:
+    return "an " + formatValueType(type);
+  default:
+    return "a " + formatValueType(type);
+  }
+}
+
+std::string linnet::describeDifference(const ValueType &actual,
+                                       const ValueType &expected) {
+  auto count = [](size_t n, const char *noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  };
+  if (actual.kind != expected.kind)
+    return "";
+  if (actual.kind == ValueType::Tuple) {
+    if (actual.elements.size() != expected.elements.size())
+      return "; it has " + count(actual.elements.size(), "element") +
+             ", expected " + std::to_string(expected.elements.size());
+    for (size_t i = 0; i < actual.elements.size(); ++i)
+      if (!sameType(actual.elements[i], expected.elements[i]))
+        return "; element " + std::to_string(i) + " is " +
+               quoteValueType(actual.elements[i]) + ", expected " +
+               quoteValueType(expected.elements[i]);
+    return "";
+  }
+  if (actual.kind != ValueType::Tensor)
+    return "";
+  if (!actual.hasSpread() && !expected.hasSpread() &&
+      actual.rank() != expected.rank())
+    return "; it has " + count(actual.rank(), "dimension") + ", expected " +
+           std::to_string(expected.rank());
+  for (size_t i = 0; i < actual.rank() && i < expected.rank(); ++i)
+    if (actual.dims[i] != expected.dims[i])
+      return withoutUnknownMarks("; dimension " + std::to_string(i) + " is `" +
+                                 actual.dims[i].str() + "`, expected `" +
+                                 expected.dims[i].str() + "`");
+  if (!actual.weak && !expected.weak &&
+      actual.element.name != expected.element.name)
+    return withoutUnknownMarks("; the element type is `" + actual.element.name +
+                               "`, expected `" + expected.element.name + "`");
+  return "";
+}
+
+static std::string formatWithMarks(const ValueType &type);
+
 std::string linnet::formatValueType(const ValueType &type) {
+  return withoutUnknownMarks(formatWithMarks(type));
+}
+
+static std::string formatWithMarks(const ValueType &type) {
   auto dimsText = [](const DimList &dims) {
     std::string text;
     for (const ValueDim &dim : dims)
@@ -33,7 +105,7 @@ std::string linnet::formatValueType(const ValueType &type) {
   case ValueType::Tuple: {
     std::string text = "(";
     for (const ValueType &element : type.elements)
-      text += (text.size() > 1 ? ", " : "") + formatValueType(element);
+      text += (text.size() > 1 ? ", " : "") + formatWithMarks(element);
     return text + ")";
   }
   case ValueType::Size:

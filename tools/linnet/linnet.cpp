@@ -1,5 +1,4 @@
-//===- linnet.cpp - The linnet driver
-//--------------------------------------===//
+//===- linnet.cpp - The linnet driver -------------------------------------===//
 //
 // One executable, one subcommand per user task: `inspect`, `check` and
 // `graph` today; `emit`, `build` and `run` as their stages land. The driver
@@ -16,6 +15,7 @@
 #include "linnet/Sema/DeclPrinter.h"
 #include "linnet/Sema/ModuleLoader.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -189,7 +189,11 @@ int runGraph(const char *argv0) {
     std::error_code ec;
     llvm::raw_fd_ostream file(dotPath, ec);
     if (ec) {
-      session.diags.report(diag::UnwritableFile, dotPath, ec.message());
+      // Messages are lower case: `no such file or directory`.
+      std::string reason = ec.message();
+      if (!reason.empty())
+        reason[0] = llvm::toLower(reason[0]);
+      session.diags.report(diag::UnwritableFile, dotPath, reason);
       return 1;
     }
     file << dot;

@@ -1,5 +1,4 @@
-//===- BodyChecker.h - Typing function bodies ----------------------*- C++
-//-*-===//
+//===- BodyChecker.h - Typing function bodies -------------------*- C++ -*-===//
 //
 // Gives every expression of every function body a ValueType, by the typing
 // rules of docs/language.md: calls of sub-blocks' functions infer their
@@ -33,6 +32,13 @@ struct Obligation {
   } kind = Equal;
   ShapeExpr lhs, rhs;
   std::string what; ///< `reshape keeps the element count`
+  /// What failed, in the types of the program, leading the message when it
+  /// is refuted: `cannot reshape `Tensor[B, S, H; T]` to `[B, S, 2 * H]``.
+  /// Empty for sizes that must be integers: the size itself leads.
+  std::string context;
+  /// Sizes divided by sizes that lhs and rhs mention (`Heads / KvHeads`):
+  /// symbol name to dividend and divisor, so binding can evaluate them.
+  std::map<std::string, std::pair<ShapeExpr, ShapeExpr>> quotients;
   llvm::SMRange loc;
   const BlockDecl *block = nullptr;
   enum Status { Proven, Refuted, Pending } status = Pending;
@@ -74,6 +80,10 @@ struct CheckedFunction {
   const FnDecl *fn = nullptr;
   FunctionGraph graph;
   bool writesState = false; ///< directly or through the functions it calls
+  /// Where it writes state first (the assignment, or the call of a function
+  /// that writes state) and what a note there says.
+  llvm::SMRange stateWriteLoc;
+  std::string stateWriteNote;
   bool ok = true;
 };
 

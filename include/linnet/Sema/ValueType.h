@@ -1,5 +1,4 @@
-//===- ValueType.h - Types of values inside function bodies --------*- C++
-//-*-===//
+//===- ValueType.h - Types of values inside function bodies -----*- C++ -*-===//
 //
 // The body checker gives every expression a ValueType: a tensor whose sizes
 // are ShapeExprs (a scalar is a tensor of rank 0), a tuple, or one of the
@@ -111,6 +110,21 @@ struct ValueType {
 
 /// `Tensor[B, S, H; T]`, `i32`, `(A, B)`, `size `S``, ...
 std::string formatValueType(const ValueType &type);
+
+/// A type as a message shows it: tensors and tuples in backticks
+/// (`` `Tensor[B, H; T]` ``), everything else as a noun phrase with its
+/// article (``a size `HeadDim / 4` ``, ``a block `Linear` ``).
+std::string quoteValueType(const ValueType &type);
+
+/// Where `actual` first differs from `expected`, as a clause to append to a
+/// message: `; dimension 1 is `S`, expected `H``; empty when no single place
+/// explains it.
+std::string describeDifference(const ValueType &actual,
+                               const ValueType &expected);
+
+/// Drops the `#n` marks that keep a callee's generics apart from the
+/// caller's during inference, so messages show the names as written.
+std::string withoutUnknownMarks(const std::string &text);
 
 /// Type equality as the checker means it: same kind, same element type, and
 /// sizes equal as polynomials. Weak literals match any element type.
