@@ -122,13 +122,11 @@ void FunctionChecker::noteDeclaration(const ast::Expr &expr) {
     noteDeclaration(name->name, local->declared);
     return;
   }
-  for (const MemberDecl &member : block.members)
-    if (std::visit([&](const auto &m) { return m.name == name->name; },
-                   member)) {
-      noteDeclaration(name->name,
-                      std::visit([](const auto &m) { return m.loc; }, member));
-      return;
-    }
+  if (const MemberDecl *member = block.findMember(name->name)) {
+    noteDeclaration(name->name,
+                    std::visit([](const auto &m) { return m.loc; }, *member));
+    return;
+  }
   if (const GenericDecl *generic = findGeneric(name->name))
     noteDeclaration(name->name, generic->loc);
 }
@@ -140,22 +138,17 @@ void FunctionChecker::noteDeclaration(const ast::Expr &expr) {
 Value FunctionChecker::resolveName(const ast::Identifier &name, bool callee) {
   if (const Value *local = lookupLocal(name.name))
     return *local;
-  for (const MemberDecl &member : block.members) {
-    if (auto *sub = std::get_if<SubDecl>(&member);
-        sub && sub->name == name.name)
+  if (const MemberDecl *member = block.findMember(name.name)) {
+    if (auto *sub = std::get_if<SubDecl>(member))
       return Value{subInstance(*sub), -1};
-    if (auto *param = std::get_if<ParamDecl>(&member);
-        param && param->name == name.name)
+    if (auto *param = std::get_if<ParamDecl>(member))
       return memberRead("param " + param->name, param->type, name.range);
-    if (auto *state = std::get_if<StateDecl>(&member);
-        state && state->name == name.name)
+    if (auto *state = std::get_if<StateDecl>(member))
       return memberRead("state " + state->name, state->type, name.range);
-    if (auto *fn = std::get_if<FnDecl>(&member); fn && fn->name == name.name) {
-      ValueType type;
-      type.kind = ValueType::Function;
-      type.name = fn->name;
-      return Value{type, -1};
-    }
+    ValueType type;
+    type.kind = ValueType::Function;
+    type.name = std::get<FnDecl>(*member).name;
+    return Value{type, -1};
   }
   if (const GenericDecl *generic = findGeneric(name.name)) {
     if (generic->kind == GenericKind::Dim)
@@ -364,19 +357,14 @@ void FunctionChecker::checkStatement(const ast::AssignStmt &assign) {
       }
     return;
   }
-  const StateDecl *state = nullptr;
-  for (const MemberDecl &member : block.members) {
-    if (auto *candidate = std::get_if<StateDecl>(&member);
-        candidate && candidate->name == name)
-      state = candidate;
-    else if (std::visit([&](const auto &m) { return m.name == name; },
-                        member)) {
-      diags.report(assign.target.range, diag::NotAssignable, name,
-                   "only locals and `state` members can be assigned");
-      noteDeclaration(name,
-                      std::visit([](const auto &m) { return m.loc; }, member));
-      return;
-    }
+  const MemberDecl *member = block.findMember(name);
+  const StateDecl *state = member ? std::get_if<StateDecl>(member) : nullptr;
+  if (member && !state) {
+    diags.report(assign.target.range, diag::NotAssignable, name,
+                 "only locals and `state` members can be assigned");
+    noteDeclaration(name,
+                    std::visit([](const auto &m) { return m.loc; }, *member));
+    return;
   }
   if (!state) {
     diags.report(assign.target.range, diag::UnknownName, name, "");
@@ -767,9 +755,8 @@ Value FunctionChecker::checkNode(const ast::MemberExpr &member) {
     return Value::invalid();
   }
   const BlockDecl &target = *base.type.instance->block;
-  for (const MemberDecl &candidate : target.members)
-    if (auto *fn = std::get_if<FnDecl>(&candidate);
-        fn && fn->name == member.member.name) {
+  if (const MemberDecl *candidate = target.findMember(member.member.name))
+    if (auto *fn = std::get_if<FnDecl>(candidate)) {
       if (!fn->isPublic) {
         diags.report(member.member.range, diag::PrivateFunction, fn->name,
                      target.name);
@@ -1303,11 +1290,8 @@ Value FunctionChecker::checkNode(const ast::CallExpr &call) {
   }
   const BlockDecl &target =
       callee.type.instance ? *callee.type.instance->block : block;
-  const FnDecl *fn = nullptr;
-  for (const MemberDecl &member : target.members)
-    if (auto *candidate = std::get_if<FnDecl>(&member);
-        candidate && candidate->name == callee.type.name)
-      fn = candidate;
+  const MemberDecl *member = target.findMember(callee.type.name);
+  const FnDecl *fn = member ? std::get_if<FnDecl>(member) : nullptr;
   if (!fn)
     return Value::invalid();
   if (fn->isEntry) {
@@ -1816,58 +1800,83 @@ CheckedProgram linnet::checkBodies(const Program &program,
   // A block's functions are inlined, so they may not call each other in a
   // cycle. Each cycle is reported once, at the function it returns to.
   {
+    // Depth-first, with an explicit stack: a block of a million functions
+    // each calling the next must not exhaust the native stack.
     std::map<FunctionKey, int> state;
-    std::vector<FunctionKey> path;
-    std::function<void(const FunctionKey &)> visit = [&](const auto &key) {
-      state[key] = 1;
-      path.push_back(key);
-      for (const CallSite &call : callGraph[key]) {
+    std::vector<std::pair<FunctionKey, size_t>> path; ///< key, next call
+    for (const FunctionKey &root : order) {
+      if (state[root] != 0)
+        continue;
+      state[root] = 1;
+      path.push_back({root, 0});
+      while (!path.empty()) {
+        auto &[key, next] = path.back();
+        const std::vector<CallSite> &calls = callGraph[key];
+        if (next == calls.size()) {
+          state[key] = 2;
+          path.pop_back();
+          continue;
+        }
+        const CallSite &call = calls[next++];
         FunctionKey callee{call.block, call.name};
         if (callee.first != key.first)
           continue;
         if (state[callee] == 0) {
-          visit(callee);
+          state[callee] = 1;
+          path.push_back({callee, 0});
           continue;
         }
         if (state[callee] != 1)
           continue;
         // The cycle is the path from `callee` back to `key`.
-        auto start = std::find(path.begin(), path.end(), callee);
+        auto start = std::find_if(path.begin(), path.end(), [&](auto &entry) {
+          return entry.first == callee;
+        });
         std::string through;
         for (auto it = start + 1; it != path.end(); ++it)
           through += std::string(it == start + 1        ? " through `"
                                  : it + 1 == path.end() ? " and `"
                                                         : ", `") +
-                     it->second + "`";
+                     it->first.second + "`";
         CheckedFunction &fn = checked.functions[callee];
         diags.report(fn.fn->loc, diag::RecursiveCall, callee.second, through);
         diags.report(call.loc, diag::BoundBy,
-                     "`" + key.second + "` calls `" + callee.second + "` here");
+                     "`" + path.back().first.second + "` calls `" +
+                         callee.second + "` here");
         fn.ok = false;
       }
-      path.pop_back();
-      state[key] = 2;
-    };
-    for (const FunctionKey &key : order)
-      if (state[key] == 0)
-        visit(key);
+    }
   }
-  // State effects flow from callees to callers; each caller remembers the
-  // call that makes it write.
-  for (bool changed = true; changed;) {
-    changed = false;
+  // State effects flow from callees to callers, along reversed call edges
+  // (linear in the calls); each caller then remembers its first call of a
+  // function that writes.
+  {
+    std::map<FunctionKey, std::vector<FunctionKey>> callers;
+    std::vector<FunctionKey> work;
+    for (const FunctionKey &key : order) {
+      for (const CallSite &call : callGraph[key])
+        callers[{call.block, call.name}].push_back(key);
+      if (checked.functions[key].writesState)
+        work.push_back(key);
+    }
+    std::set<FunctionKey> writes(work.begin(), work.end());
+    while (!work.empty()) {
+      FunctionKey callee = work.back();
+      work.pop_back();
+      for (const FunctionKey &caller : callers[callee])
+        if (writes.insert(caller).second)
+          work.push_back(caller);
+    }
     for (const FunctionKey &key : order) {
       CheckedFunction &function = checked.functions[key];
-      if (function.writesState)
+      if (function.writesState || !writes.count(key))
         continue;
+      function.writesState = true;
       for (const CallSite &call : callGraph[key])
-        if (auto it = checked.functions.find({call.block, call.name});
-            it != checked.functions.end() && it->second.writesState) {
-          function.writesState = true;
+        if (writes.count({call.block, call.name})) {
           function.stateWriteLoc = call.loc;
           function.stateWriteNote =
               "`" + call.name + "` writes state and is called here";
-          changed = true;
           break;
         }
     }

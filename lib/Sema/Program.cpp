@@ -96,6 +96,15 @@ const GenericDecl *BlockDecl::findGeneric(llvm::StringRef genericName) const {
   return nullptr;
 }
 
+const MemberDecl *BlockDecl::findMember(llvm::StringRef memberName) const {
+  if (memberIndex.empty())
+    for (size_t i = 0; i < members.size(); ++i)
+      memberIndex.try_emplace(
+          std::visit([](const auto &m) { return m.name; }, members[i]), i);
+  auto it = memberIndex.find(memberName);
+  return it == memberIndex.end() ? nullptr : &members[it->second];
+}
+
 bool BlockDecl::hasEntries() const {
   for (const MemberDecl &member : members)
     if (auto *fn = std::get_if<FnDecl>(&member); fn && fn->isEntry)

@@ -142,7 +142,15 @@ struct BlockDecl {
   /// `qwen3_5_moe.attention::GatedAttention`.
   std::string qualifiedName() const;
   const GenericDecl *findGeneric(llvm::StringRef name) const;
+  /// The member named `name` (sub, param, state or function), or null.
+  const MemberDecl *findMember(llvm::StringRef name) const;
   bool hasEntries() const;
+
+private:
+  /// Built on first use, after the members are final.
+  mutable llvm::StringMap<size_t> memberIndex;
+
+public:
 };
 
 /// A `use` of one name, kept for resolution and diagnostics.
