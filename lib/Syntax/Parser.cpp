@@ -948,7 +948,7 @@ auto const paren_expr_def =
                    x3::_val(ctx) = std::move(tuple);
                  })])]];
 auto const list_expr_def =
-    located[nest[lit('[') > -(list_item % ',')[([](auto &ctx) {
+    located[nest[lit('[') > -(!lit(']') >> list_item % ',')[([](auto &ctx) {
                    x3::_val(ctx).items = std::move(x3::_attr(ctx));
                  })] > lit(']')]];
 auto const list_item_def = located[matches[lit('*')][([](auto &ctx) {
