@@ -10,6 +10,7 @@
 #include "BodyCheckerImpl.h"
 
 #include "linnet/Sema/DeclChecker.h"
+#include "linnet/Sema/ShapeConverter.h"
 
 #include <functional>
 #include <set>
@@ -504,46 +505,10 @@ ValueType FunctionChecker::annotationType(const ast::Type &type) {
 
 std::optional<ShapeExpr> FunctionChecker::shapeValue(const ast::ShapeSum &sum) {
   // Shape expressions in annotations use the same names as sizes in bodies.
-  std::function<std::optional<ShapeExpr>(const ast::ShapeFactor &)> factor =
-      [&](const ast::ShapeFactor &f) -> std::optional<ShapeExpr> {
-    if (auto *literal = boost::get<ast::IntegerLiteral>(&f)) {
-      int64_t value;
-      if (llvm::StringRef(literal->text).getAsInteger(10, value))
-        return std::nullopt;
-      return ShapeExpr::constant(value);
-    }
-    if (auto *name = boost::get<ast::Identifier>(&f))
-      return genericSize(*name);
-    if (auto *negation = boost::get<x3::forward_ast<ast::ShapeNegation>>(&f)) {
-      auto operand = factor(negation->get().operand);
-      if (!operand)
-        return std::nullopt;
-      return arithmetic(ShapeExpr::negate(*operand), sum.range);
-    }
-    return shapeValue(boost::get<x3::forward_ast<ast::ShapeSum>>(f).get());
-  };
-  auto product = [&](const ast::ShapeProduct &p) -> std::optional<ShapeExpr> {
-    auto value = factor(p.first);
-    for (const ast::ShapeProductTail &tail : p.rest) {
-      auto operand = factor(tail.operand);
-      if (!value || !operand)
-        return std::nullopt;
-      value = arithmetic(tail.op == '*' ? ShapeExpr::multiply(*value, *operand)
-                                        : ShapeExpr::divide(*value, *operand),
-                         sum.range);
-    }
-    return value;
-  };
-  auto value = product(sum.first);
-  for (const ast::ShapeSumTail &tail : sum.rest) {
-    auto operand = product(tail.operand);
-    if (!value || !operand)
-      return std::nullopt;
-    value = arithmetic(tail.op == '+' ? ShapeExpr::add(*value, *operand)
-                                      : ShapeExpr::subtract(*value, *operand),
-                       sum.range);
-  }
-  return value;
+  return ShapeConverter(
+             diags,
+             [&](const ast::Identifier &name) { return genericSize(name); })
+      .convert(sum);
 }
 
 std::optional<ShapeExpr>
@@ -577,25 +542,7 @@ FunctionChecker::genericSize(const ast::Identifier &name) {
 std::optional<ShapeExpr>
 FunctionChecker::arithmetic(llvm::Expected<ShapeExpr> result,
                             llvm::SMRange loc) {
-  if (result)
-    return std::move(*result);
-  std::optional<ShapeError> kind;
-  llvm::handleAllErrors(result.takeError(), [&](const ShapeErrorInfo &info) {
-    kind = info.getKind();
-  });
-  switch (kind.value_or(ShapeError::Overflow)) {
-  case ShapeError::Overflow:
-    diags.report(loc, diag::ShapeOverflow, sourceText(loc));
-    break;
-  case ShapeError::DivisionByZero:
-    diags.report(loc, diag::DivisionByZero, sourceText(loc));
-    break;
-  case ShapeError::NonConstantDivisor:
-    diags.report(loc, diag::NonConstantDivisor, sourceText(loc),
-                 "a size that is not a constant");
-    break;
-  }
-  return std::nullopt;
+  return ShapeConverter::check(std::move(result), loc, {}, diags);
 }
 
 //===----------------------------------------------------------------------===//

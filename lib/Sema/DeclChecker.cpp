@@ -9,6 +9,8 @@
 
 #include "linnet/Sema/DeclChecker.h"
 
+#include "linnet/Sema/ShapeConverter.h"
+
 #include "llvm/ADT/StringSet.h"
 
 #include <functional>
@@ -102,15 +104,8 @@ private:
   // Shape expressions.
   std::optional<ShapeExpr> convertShape(const ast::ShapeSum &sum,
                                         const Scope &scope);
-  std::optional<ShapeExpr> convertProduct(const ast::ShapeProduct &product,
-                                          const Scope &scope,
-                                          const ast::ShapeSum &whole);
-  std::optional<ShapeExpr> convertFactor(const ast::ShapeFactor &factor,
-                                         const Scope &scope,
-                                         const ast::ShapeSum &whole);
-  std::optional<ShapeExpr> checkArithmetic(llvm::Expected<ShapeExpr> result,
-                                           const ast::ShapeSum &whole,
-                                           llvm::SMRange divisorRange);
+  std::optional<ShapeExpr> sizeOfName(const ast::Identifier &name,
+                                      const Scope &scope);
 
   // Types and element types.
   std::optional<TypeRef> convertType(const ast::Type &type, const Scope &scope);
@@ -215,112 +210,37 @@ DeclChecker::checkGenerics(const std::vector<ast::GenericParam> &params,
   return result;
 }
 
-std::optional<ShapeExpr>
-DeclChecker::checkArithmetic(llvm::Expected<ShapeExpr> result,
-                             const ast::ShapeSum &whole,
-                             llvm::SMRange divisorRange) {
-  if (result)
-    return std::move(*result);
-  std::optional<ShapeError> kind;
-  llvm::handleAllErrors(result.takeError(), [&](const ShapeErrorInfo &info) {
-    kind = info.getKind();
-  });
-  switch (kind.value_or(ShapeError::Overflow)) {
-  case ShapeError::Overflow:
-    diags.report(whole.range, diag::ShapeOverflow, sourceText(whole.range));
-    break;
-  case ShapeError::DivisionByZero:
-    diags.report(divisorRange.Start.isValid() ? divisorRange : whole.range,
-                 diag::DivisionByZero, sourceText(whole.range));
-    break;
-  case ShapeError::NonConstantDivisor:
-    diags.report(divisorRange.Start.isValid() ? divisorRange : whole.range,
-                 diag::NonConstantDivisor, sourceText(whole.range),
-                 sourceText(divisorRange));
-    break;
+std::optional<ShapeExpr> DeclChecker::sizeOfName(const ast::Identifier &name,
+                                                 const Scope &scope) {
+  const GenericDecl *generic = scope.find(name.name);
+  if (!generic) {
+    if (auto type = parseElementType(name.name))
+      diags.report(name.range, diag::KindMismatch, name.name,
+                   isFloatType(*type) ? "a float element type"
+                                      : "an integer element type",
+                   "a size");
+    else
+      diags.report(name.range, diag::UnknownGeneric, name.name);
+    return std::nullopt;
   }
-  return std::nullopt;
-}
-
-std::optional<ShapeExpr>
-DeclChecker::convertFactor(const ast::ShapeFactor &factor, const Scope &scope,
-                           const ast::ShapeSum &whole) {
-  if (auto *literal = boost::get<ast::IntegerLiteral>(&factor)) {
-    int64_t value;
-    if (llvm::StringRef(literal->text).getAsInteger(10, value))
-      return std::nullopt; // reported by the parser
-    return ShapeExpr::constant(value);
+  if (generic->invalid)
+    return std::nullopt;
+  if (generic->kind != GenericKind::Dim) {
+    diags.report(name.range, diag::KindMismatch, name.name,
+                 describeGeneric(*generic), "a size");
+    diags.report(generic->loc, diag::DeclaredHere, name.name);
+    return std::nullopt;
   }
-  if (auto *name = boost::get<ast::Identifier>(&factor)) {
-    const GenericDecl *generic = scope.find(name->name);
-    if (!generic) {
-      if (auto type = parseElementType(name->name))
-        diags.report(name->range, diag::KindMismatch, name->name,
-                     isFloatType(*type) ? "a float element type"
-                                        : "an integer element type",
-                     "a size");
-      else
-        diags.report(name->range, diag::UnknownGeneric, name->name);
-      return std::nullopt;
-    }
-    if (generic->invalid)
-      return std::nullopt;
-    if (generic->kind != GenericKind::Dim) {
-      diags.report(name->range, diag::KindMismatch, name->name,
-                   describeGeneric(*generic), "a size");
-      diags.report(generic->loc, diag::DeclaredHere, name->name);
-      return std::nullopt;
-    }
-    return ShapeExpr::symbol(generic->symbol());
-  }
-  if (auto *negation =
-          boost::get<x3::forward_ast<ast::ShapeNegation>>(&factor)) {
-    auto operand = convertFactor(negation->get().operand, scope, whole);
-    if (!operand)
-      return std::nullopt;
-    return checkArithmetic(ShapeExpr::negate(*operand), whole, {});
-  }
-  const auto &nested = boost::get<x3::forward_ast<ast::ShapeSum>>(factor);
-  return convertShape(nested.get(), scope);
-}
-
-std::optional<ShapeExpr>
-DeclChecker::convertProduct(const ast::ShapeProduct &product,
-                            const Scope &scope, const ast::ShapeSum &whole) {
-  auto value = convertFactor(product.first, scope, whole);
-  bool ok = value.has_value();
-  for (const ast::ShapeProductTail &tail : product.rest) {
-    auto operand = convertFactor(tail.operand, scope, whole);
-    if (!ok || !operand) {
-      ok = false;
-      continue;
-    }
-    value =
-        checkArithmetic(tail.op == '*' ? ShapeExpr::multiply(*value, *operand)
-                                       : ShapeExpr::divide(*value, *operand),
-                        whole, ast::rangeOf(tail.operand));
-    ok = value.has_value();
-  }
-  return ok ? value : std::nullopt;
+  return ShapeExpr::symbol(generic->symbol());
 }
 
 std::optional<ShapeExpr> DeclChecker::convertShape(const ast::ShapeSum &sum,
                                                    const Scope &scope) {
-  auto value = convertProduct(sum.first, scope, sum);
-  bool ok = value.has_value();
-  for (const ast::ShapeSumTail &tail : sum.rest) {
-    auto operand = convertProduct(tail.operand, scope, sum);
-    if (!ok || !operand) {
-      ok = false;
-      continue;
-    }
-    value =
-        checkArithmetic(tail.op == '+' ? ShapeExpr::add(*value, *operand)
-                                       : ShapeExpr::subtract(*value, *operand),
-                        sum, {});
-    ok = value.has_value();
-  }
-  return ok ? value : std::nullopt;
+  return ShapeConverter(diags,
+                        [&](const ast::Identifier &name) {
+                          return sizeOfName(name, scope);
+                        })
+      .convert(sum);
 }
 
 std::optional<ElementRef>
