@@ -1,4 +1,4 @@
-//===- ShapeConverter.h - Written sizes to normal form -----------*- C++ -*-===//
+//===- ShapeConverter.h - Written sizes to normal form ----------*- C++ -*-===//
 //
 // Declarations and bodies both write sizes as shape expressions
 // (`2 * Heads * HeadDim`); this is the one walk that turns the syntax into a
