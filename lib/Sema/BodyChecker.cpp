@@ -514,29 +514,7 @@ std::optional<ShapeExpr> FunctionChecker::shapeValue(const ast::ShapeSum &sum) {
 std::optional<ShapeExpr>
 FunctionChecker::genericSize(const ast::Identifier &name) {
   // As in declarations: a `Dim` generic, never a `Float` or a `Shape`.
-  const GenericDecl *generic = findGeneric(name.name);
-  if (!generic) {
-    if (auto type = parseElementType(name.name))
-      diags.report(name.range, diag::KindMismatch, name.name,
-                   isFloatType(*type) ? "a float element type"
-                                      : "an integer element type",
-                   "a size");
-    else
-      diags.report(name.range, diag::UnknownGeneric, name.name);
-    return std::nullopt;
-  }
-  if (generic->kind == GenericKind::Shape) {
-    diags.report(name.range, diag::ShapeNotExpected, name.name, "size");
-    diags.report(generic->loc, diag::DeclaredHere, name.name);
-    return std::nullopt;
-  }
-  if (generic->kind != GenericKind::Dim) {
-    diags.report(name.range, diag::KindMismatch, name.name, "a `Float` generic",
-                 "a size");
-    diags.report(generic->loc, diag::DeclaredHere, name.name);
-    return std::nullopt;
-  }
-  return ShapeExpr::symbol(generic->symbol());
+  return ShapeConverter::sizeOfGeneric(name, findGeneric(name.name), diags);
 }
 
 std::optional<ShapeExpr>

@@ -104,8 +104,6 @@ private:
   // Shape expressions.
   std::optional<ShapeExpr> convertShape(const ast::ShapeSum &sum,
                                         const Scope &scope);
-  std::optional<ShapeExpr> sizeOfName(const ast::Identifier &name,
-                                      const Scope &scope);
 
   // Types and element types.
   std::optional<TypeRef> convertType(const ast::Type &type, const Scope &scope);
@@ -210,35 +208,12 @@ DeclChecker::checkGenerics(const std::vector<ast::GenericParam> &params,
   return result;
 }
 
-std::optional<ShapeExpr> DeclChecker::sizeOfName(const ast::Identifier &name,
-                                                 const Scope &scope) {
-  const GenericDecl *generic = scope.find(name.name);
-  if (!generic) {
-    if (auto type = parseElementType(name.name))
-      diags.report(name.range, diag::KindMismatch, name.name,
-                   isFloatType(*type) ? "a float element type"
-                                      : "an integer element type",
-                   "a size");
-    else
-      diags.report(name.range, diag::UnknownGeneric, name.name);
-    return std::nullopt;
-  }
-  if (generic->invalid)
-    return std::nullopt;
-  if (generic->kind != GenericKind::Dim) {
-    diags.report(name.range, diag::KindMismatch, name.name,
-                 describeGeneric(*generic), "a size");
-    diags.report(generic->loc, diag::DeclaredHere, name.name);
-    return std::nullopt;
-  }
-  return ShapeExpr::symbol(generic->symbol());
-}
-
 std::optional<ShapeExpr> DeclChecker::convertShape(const ast::ShapeSum &sum,
                                                    const Scope &scope) {
   return ShapeConverter(diags,
                         [&](const ast::Identifier &name) {
-                          return sizeOfName(name, scope);
+                          return ShapeConverter::sizeOfGeneric(
+                              name, scope.find(name.name), diags);
                         })
       .convert(sum);
 }

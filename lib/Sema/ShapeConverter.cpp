@@ -39,6 +39,31 @@ std::optional<ShapeExpr> ShapeConverter::check(llvm::Expected<ShapeExpr> result,
   return std::nullopt;
 }
 
+std::optional<ShapeExpr>
+ShapeConverter::sizeOfGeneric(const ast::Identifier &name,
+                              const GenericDecl *generic,
+                              DiagnosticEngine &diags) {
+  if (!generic) {
+    if (auto type = parseElementType(name.name))
+      diags.report(name.range, diag::KindMismatch, name.name,
+                   isFloatType(*type) ? "a float element type"
+                                      : "an integer element type",
+                   "a size");
+    else
+      diags.report(name.range, diag::UnknownGeneric, name.name);
+    return std::nullopt;
+  }
+  if (generic->invalid)
+    return std::nullopt; // its declaration was reported
+  if (generic->kind != GenericKind::Dim) {
+    diags.report(name.range, diag::KindMismatch, name.name,
+                 "a `" + kindName(generic->kind).str() + "` generic", "a size");
+    diags.report(generic->loc, diag::DeclaredHere, name.name);
+    return std::nullopt;
+  }
+  return ShapeExpr::symbol(generic->symbol());
+}
+
 std::optional<ShapeExpr> ShapeConverter::factor(const ast::ShapeFactor &node,
                                                 const ast::ShapeSum &whole) {
   if (auto *literal = boost::get<ast::IntegerLiteral>(&node)) {

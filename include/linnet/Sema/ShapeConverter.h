@@ -11,6 +11,7 @@
 #define LINNET_SEMA_SHAPECONVERTER_H
 
 #include "linnet/Basic/Diagnostics.h"
+#include "linnet/Sema/Program.h"
 #include "linnet/Sema/ShapeExpr.h"
 #include "linnet/Syntax/AST.h"
 
@@ -28,6 +29,13 @@ public:
       : diags(diags), nameToSize(nameToSize) {}
 
   std::optional<ShapeExpr> convert(const ast::ShapeSum &sum);
+
+  /// A name as a size, given the generic it resolves to in scope (or
+  /// null): the symbol of a `Dim` generic, or nothing after reporting why
+  /// not (an element type, another kind, an unknown name).
+  static std::optional<ShapeExpr> sizeOfGeneric(const ast::Identifier &name,
+                                                const GenericDecl *generic,
+                                                DiagnosticEngine &diags);
 
   /// The value of a shape computation over the expression `whole`, or
   /// nothing after reporting its error (at `divisor` for a division).
