@@ -54,18 +54,6 @@ const ast::Identifier *singleIdentifier(const ast::ShapeSum &sum) {
   return boost::get<ast::Identifier>(&sum.first.first);
 }
 
-std::string article(GenericKind kind) {
-  switch (kind) {
-  case GenericKind::Dim:
-    return "a size";
-  case GenericKind::Shape:
-    return "a `*Shape`";
-  case GenericKind::Float:
-    return "an element type";
-  }
-  return "";
-}
-
 std::string describeGeneric(const GenericDecl &generic) {
   return "a `" + kindName(generic.kind).str() + "` generic";
 }
