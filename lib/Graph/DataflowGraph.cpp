@@ -33,29 +33,6 @@ std::string escape(const std::string &text) {
   return out;
 }
 
-ValueType substituteType(const ValueType &type, const Substitution &subst) {
-  ValueType result = type;
-  result.dims.clear();
-  for (const ValueDim &dim : type.dims) {
-    if (dim.size) {
-      result.dims.push_back(ValueDim::of(substituteSize(*dim.size, subst)));
-    } else if (auto it = subst.shapes.find(dim.spread);
-               it != subst.shapes.end()) {
-      result.dims.insert(result.dims.end(), it->second.begin(),
-                         it->second.end());
-    } else {
-      result.dims.push_back(dim);
-    }
-  }
-  if (type.element.isGeneric)
-    if (auto it = subst.elements.find(type.element.name);
-        it != subst.elements.end())
-      result.element = it->second;
-  for (ValueType &element : result.elements)
-    element = substituteType(element, subst);
-  return result;
-}
-
 /// Composes substitutions: the callee's generics in the outer caller's
 /// terms.
 Substitution compose(const Substitution &inner, const Substitution &outer) {

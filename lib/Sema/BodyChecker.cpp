@@ -1485,35 +1485,6 @@ static bool isUnknown(const std::string &name) {
   return name.find('#') != std::string::npos;
 }
 
-ShapeExpr Unifier::apply(const ShapeExpr &size) const {
-  auto value = size.substitute(sizes);
-  if (!value) {
-    llvm::consumeError(value.takeError());
-    return size;
-  }
-  return *value;
-}
-
-ValueType Unifier::apply(const ValueType &type) const {
-  ValueType result = type;
-  result.dims.clear();
-  for (const ValueDim &dim : type.dims) {
-    if (dim.size) {
-      result.dims.push_back(ValueDim::of(apply(*dim.size)));
-    } else if (auto it = shapes.find(dim.spread); it != shapes.end()) {
-      result.dims.insert(result.dims.end(), it->second.begin(),
-                         it->second.end());
-    } else {
-      result.dims.push_back(dim);
-    }
-  }
-  if (auto it = elements.find(type.element.name); it != elements.end())
-    result.element = it->second;
-  for (ValueType &element : result.elements)
-    element = apply(element);
-  return result;
-}
-
 bool Unifier::unifySize(const ShapeExpr &pattern, const ShapeExpr &actual) {
   ShapeExpr known = apply(pattern);
   std::vector<ShapeSymbol> unknowns;

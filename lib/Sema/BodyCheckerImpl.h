@@ -42,17 +42,17 @@ inline constexpr unsigned kUnknownRank = 1u << 16;
 
 /// Solves a callee's unknown generics (names containing `#`) from the
 /// types of the arguments.
-struct Unifier {
-  std::map<std::string, ShapeExpr> sizes;
-  std::map<std::string, DimList> shapes;
-  std::map<std::string, ElementRef> elements;
-
+struct Unifier : Substitution {
   /// Matches `actual` against `pattern`, binding unknowns; on failure `why`
   /// says where (`; dimension 2 is ...`).
   bool unify(const ValueType &pattern, const ValueType &actual,
              std::string &why);
-  ValueType apply(const ValueType &type) const;
-  ShapeExpr apply(const ShapeExpr &size) const;
+  ValueType apply(const ValueType &type) const {
+    return substituteType(type, *this);
+  }
+  ShapeExpr apply(const ShapeExpr &size) const {
+    return substituteSize(size, *this);
+  }
 
 private:
   bool unifySize(const ShapeExpr &pattern, const ShapeExpr &actual);

@@ -199,6 +199,30 @@ ValueType linnet::instantiateType(const TypeRef &type,
   return ValueType::invalid();
 }
 
+ValueType linnet::substituteType(const ValueType &type,
+                                 const Substitution &subst) {
+  ValueType result = type;
+  result.dims.clear();
+  for (const ValueDim &dim : type.dims) {
+    if (dim.size) {
+      result.dims.push_back(ValueDim::of(substituteSize(*dim.size, subst)));
+    } else if (auto it = subst.shapes.find(dim.spread);
+               it != subst.shapes.end()) {
+      result.dims.insert(result.dims.end(), it->second.begin(),
+                         it->second.end());
+    } else {
+      result.dims.push_back(dim);
+    }
+  }
+  if (type.element.isGeneric)
+    if (auto it = subst.elements.find(type.element.name);
+        it != subst.elements.end())
+      result.element = it->second;
+  for (ValueType &element : result.elements)
+    element = substituteType(element, subst);
+  return result;
+}
+
 bool linnet::isRuntimeSize(const ShapeExpr &size) {
   for (const ShapeSymbol &symbol : size.symbols())
     if (symbol.rank >= kRuntimeSymbolRank)

@@ -133,6 +133,9 @@ bool sameType(const ValueType &a, const ValueType &b);
 /// A declared type in the caller's terms.
 ValueType instantiateType(const TypeRef &type, const Substitution &subst);
 ShapeExpr substituteSize(const ShapeExpr &size, const Substitution &subst);
+/// A value's type with the generics of `subst` replaced (sizes, `*S`
+/// spreads, Float generics), in tuples too.
+ValueType substituteType(const ValueType &type, const Substitution &subst);
 
 /// Whether a size uses values only known at run time (a slice bound such
 /// as `pos`), as opposed to generics.
