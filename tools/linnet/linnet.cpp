@@ -1,11 +1,14 @@
 //===- linnet.cpp - The linnet driver -------------------------------------===//
 //
-// One executable, one subcommand per user task: `inspect`, `check` and
-// `graph` today; `emit`, `build` and `run` as their stages land. The driver
+// One executable, one subcommand per user task. This file holds `inspect`,
+// `check` and `graph`; each later command has a file of its own (Driver.h
+// lists them), with its own options. The driver
 // only wires stages together (load modules, check declarations and bodies,
 // bind generics, print); every message goes through the DiagnosticEngine.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Driver.h"
 
 #include "linnet/Basic/Diagnostics.h"
 #include "linnet/Graph/DataflowGraph.h"
@@ -24,6 +27,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 using namespace linnet;
+using namespace linnet::driver;
 namespace cl = llvm::cl;
 
 namespace {
@@ -69,47 +73,9 @@ cl::opt<bool> listDiagnostics("list-diagnostics",
                               cl::desc("Print every diagnostic ID and exit"),
                               cl::Hidden);
 
-/// The standard library and model library: next to the sources in a build
-/// tree, or under share/linnet in an installation.
-std::vector<std::string> defaultRoots(const char *argv0) {
-  std::vector<std::string> roots;
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&defaultRoots));
-  llvm::SmallString<256> prefix(llvm::sys::path::parent_path(exe));
-  llvm::sys::path::remove_filename(prefix); // bin/ -> prefix
-  for (const char *library : {"stdlib", "models"}) {
-    llvm::SmallString<256> installed(prefix);
-    llvm::sys::path::append(installed, "share", "linnet", library);
-    if (llvm::sys::fs::is_directory(installed))
-      roots.push_back(std::string(installed));
-    else
-      roots.push_back(std::string(LINNET_SOURCE_DIR) + "/" + library);
-  }
-  return roots;
-}
-
-/// The stages every command runs first: load, check declarations.
-struct Session {
-  llvm::SourceMgr sourceMgr;
-  DiagnosticEngine diags{sourceMgr, llvm::errs()};
-  Program program;
-
-  bool load(const char *argv0) {
-    std::vector<std::string> roots(includeDirs.begin(), includeDirs.end());
-    for (std::string &root : defaultRoots(argv0))
-      roots.push_back(std::move(root));
-    ModuleLoader loader(diags, roots);
-    if (!loader.loadInput(inputPath, program))
-      return false;
-    loader.resolveImports(program);
-    checkDeclarations(program, diags);
-    return !diags.hadError();
-  }
-};
-
 int runInspect(const char *argv0) {
-  Session session;
-  if (!session.load(argv0))
+  DriverSession session;
+  if (!session.load(argv0, inputPath, includeDirs))
     return 1;
   std::optional<BoundModel> bound;
   if (!bindings.empty()) {
@@ -127,8 +93,8 @@ int runInspect(const char *argv0) {
 }
 
 int runCheck(const char *argv0) {
-  Session session;
-  if (!session.load(argv0))
+  DriverSession session;
+  if (!session.load(argv0, inputPath, includeDirs))
     return 1;
   CheckedProgram checked = checkBodies(session.program, session.diags);
   std::optional<BoundModel> bound;
@@ -152,8 +118,8 @@ int runCheck(const char *argv0) {
 }
 
 int runGraph(const char *argv0) {
-  Session session;
-  if (!session.load(argv0))
+  DriverSession session;
+  if (!session.load(argv0, inputPath, includeDirs))
     return 1;
   CheckedProgram checked = checkBodies(session.program, session.diags);
   if (session.diags.hadError())
@@ -237,6 +203,12 @@ int main(int argc, char **argv) {
     return runCheck(argv[0]);
   if (graphCommand)
     return runGraph(argv[0]);
+  if (initCheckpointCommand)
+    return runInitCheckpoint(argv[0]);
+  if (emitCommand)
+    return runEmit(argv[0]);
+  if (runCommand)
+    return runRun(argv[0]);
   llvm::errs() << "linnet: error: no command given; try `linnet --help`\n";
   return 1;
 }
