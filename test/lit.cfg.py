@@ -5,7 +5,7 @@ import lit.formats
 
 config.name = "linnet"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".linnet", ".test"]
+config.suffixes = [".linnet", ".test", ".mlir"]
 config.excludes = ["unit", "fuzz", "Inputs", "lit.cfg.py", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.linnet_tools_dir), "test")

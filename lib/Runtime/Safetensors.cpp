@@ -9,6 +9,7 @@
 #include "linnet/Runtime/Safetensors.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 
@@ -129,7 +130,7 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
 
   auto file = std::unique_ptr<SafetensorsFile>(new SafetensorsFile());
   for (const auto &[key, value] : *object) {
-    llvm::StringRef tensorName = key.str();
+    llvm::StringRef tensorName = key;
     if (tensorName == "__metadata__") {
       const json::Object *meta = value.getAsObject();
       if (!meta)
@@ -233,9 +234,18 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef folder) {
   } else {
     shards.push_back("model.safetensors");
   }
+  bool indexed = !(shards.size() == 1 && shards[0] == "model.safetensors" &&
+                   !llvm::sys::fs::exists(index));
   for (const std::string &shard : shards) {
     llvm::SmallString<256> path(folder);
     llvm::sys::path::append(path, shard);
+    if (!llvm::sys::fs::exists(path))
+      return indexed ? fail(index, "names shard `" + shard +
+                                       "`, but there is no such file")
+                     : llvm::createStringError(
+                           "checkpoint `" + folder +
+                           "` has no `model.safetensors` and no "
+                           "`model.safetensors.index.json`");
     auto file = SafetensorsFile::open(path);
     if (!file)
       return file.takeError();

@@ -528,8 +528,10 @@ FunctionChecker::arithmetic(llvm::Expected<ShapeExpr> result,
 //===----------------------------------------------------------------------===//
 
 Value FunctionChecker::check(const ast::Expr &expr) {
-  return boost::apply_visitor(
+  Value value = boost::apply_visitor(
       [&](const auto &node) -> Value { return checkNode(unwrap(node)); }, expr);
+  annotations.types[&expr] = value.type;
+  return value;
 }
 
 Value FunctionChecker::checkNode(const ast::IntegerLiteral &literal) {
@@ -1466,6 +1468,11 @@ Value FunctionChecker::callFunction(const BlockDecl &target, const FnDecl &fn,
     if (auto it = unifier.elements.find(name); it != unifier.elements.end())
       graphNode.calleeGenerics.elements[original] = it->second;
   }
+  CallResolution &resolution = annotations.calls[&call];
+  resolution.calleeBlock = &target;
+  resolution.callee = &fn;
+  resolution.calleeGenerics = graphNode.calleeGenerics;
+  resolution.arguments = bound;
   // Aligned with the callee's parameters (-1 for compile-time values), so
   // an expanded call wires each parameter to its argument.
   for (const Value &arg : args)
@@ -1679,6 +1686,8 @@ CheckedProgram linnet::checkBodies(const Program &program,
       result.block = block.get();
       result.fn = fn;
       result.graph = std::move(checker.graph);
+      result.annotations = std::move(checker.annotations);
+      result.annotations.quotients = checker.quotients;
       result.writesState = checker.writesState;
       if (checker.writesState) {
         result.stateWriteLoc = checker.stateWriteLoc;

@@ -75,6 +75,7 @@ public:
   void run();
 
   FunctionGraph graph;
+  BodyAnnotations annotations;
   std::vector<Obligation> obligations;
   std::vector<CallSite> calls;
   bool writesState = false;
@@ -173,10 +174,14 @@ private:
   std::vector<llvm::StringMap<Value>> scopes;
   std::map<std::string, Value> memberValues;
   std::vector<std::string> loopRepeat;
+
+public:
   /// Sizes divided by sizes (`ValueHeads / KeyHeads`) are opaque symbols;
   /// each remembers its dividend and divisor so `KeyHeads * (ValueHeads /
   /// KeyHeads)` simplifies back to `ValueHeads`.
   std::map<std::string, std::pair<ShapeExpr, ShapeExpr>> quotients;
+
+private:
   ShapeExpr quotient(const ShapeExpr &dividend, const ShapeExpr &divisor,
                      llvm::SMRange loc);
   ShapeExpr simplifyQuotients(const ShapeExpr &size);

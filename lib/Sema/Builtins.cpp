@@ -366,6 +366,9 @@ Value FunctionChecker::callBuiltin(const std::string &name,
   BuiltinCall op{*this, diags, name, call, {}, {}};
   if (!op.bind())
     return Value::invalid();
+  CallResolution &resolution = annotations.calls[&call];
+  resolution.builtin = name;
+  resolution.builtinArguments = op.args;
 
   static const char *const unaryFloat[] = {"exp",      "log",     "sqrt",
                                            "rsqrt",    "sigmoid", "silu",

@@ -11,7 +11,14 @@
 #define LINNET_TOOLS_LINNET_DRIVER_H
 
 #include "linnet/Basic/Diagnostics.h"
+#include "linnet/Sema/Binding.h"
+#include "linnet/Sema/BodyChecker.h"
+#include "linnet/Sema/ModelParameters.h"
 #include "linnet/Sema/Program.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
@@ -35,6 +42,30 @@ struct DriverSession {
   bool load(const char *argv0, llvm::StringRef input,
             llvm::ArrayRef<std::string> includeDirs);
 };
+
+/// How far `compileModel` lowers: the stages `linnet emit --stage` prints.
+enum class LoweringStage {
+  Linnet, ///< IR generation: func, linalg, tensor, linnet ops
+  Linalg, ///< linnet ops lowered to linalg/tensor/scf, still on tensors
+  Loops,  ///< the CPU target: bufferized loops and vectors
+  LLVM,   ///< the LLVM dialect
+};
+
+/// A model checked, bound, and lowered to MLIR.
+struct CompiledModel {
+  mlir::MLIRContext context;
+  CheckedProgram checked;
+  std::optional<BoundModel> bound;
+  std::vector<ModelParameter> parameters;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+/// Checks the bodies of `session`'s program, binds it (`bindArgs` as for
+/// `--bind`), proves its obligations, generates `entries` and lowers them to
+/// `stage`. Reports every problem; false then.
+bool compileModel(DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
+                  llvm::ArrayRef<std::string> entries, LoweringStage stage,
+                  CompiledModel &compiled);
 
 /// `file: error: message` for problems that have no source location (files
 /// on disk, checkpoints); returns 1, the exit status.

@@ -1,17 +1,84 @@
-//===- EmitCommand.cpp - `linnet emit` ---------------------------------===//
+//===- EmitCommand.cpp - `linnet emit` ------------------------------------===//
 //
-// Print the MLIR of a model at one stage of lowering.
+// Prints a bound model's MLIR at one stage of lowering: what IR generation
+// produced (`linnet`), after the linnet ops become linalg (`linalg`), the
+// CPU target's bufferized loops (`loops`), or the LLVM dialect (`llvm`).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
 
+#include "mlir/IR/OperationSupport.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ToolOutputFile.h"
+
 using namespace linnet;
 using namespace linnet::driver;
+namespace cl = llvm::cl;
 
-llvm::cl::SubCommand linnet::driver::emitCommand(
-    "emit", "Print the MLIR of a model at one stage of lowering");
+cl::SubCommand linnet::driver::emitCommand(
+    "emit", "Print the MLIR of a bound model at one stage of lowering");
+
+namespace {
+
+cl::opt<std::string> emitInput(cl::Positional, cl::desc("<file or folder>"),
+                               cl::sub(emitCommand), cl::Required);
+cl::list<std::string> emitIncludes("I", cl::desc("Add a module search root"),
+                                   cl::value_desc("dir"), cl::Prefix,
+                                   cl::sub(emitCommand));
+cl::list<std::string>
+    emitBindings("bind",
+                 cl::desc("Bind root generics: a config.json, or Name=Value "
+                          "(repeatable; later ones override)"),
+                 cl::value_desc("config.json|Name=Value"),
+                 cl::sub(emitCommand));
+cl::opt<LoweringStage> emitStage(
+    "stage", cl::desc("The stage to print"),
+    cl::values(clEnumValN(LoweringStage::Linnet, "linnet",
+                          "IR generation: func, linalg, tensor and linnet ops"),
+               clEnumValN(LoweringStage::Linalg, "linalg",
+                          "linnet ops lowered to linalg, tensor and scf"),
+               clEnumValN(LoweringStage::Loops, "loops",
+                          "the CPU target's bufferized loops and vectors"),
+               clEnumValN(LoweringStage::LLVM, "llvm", "the LLVM dialect")),
+    cl::init(LoweringStage::Linnet), cl::sub(emitCommand));
+cl::list<std::string>
+    emitEntries("entry",
+                cl::desc("An entry to generate (repeatable; default: all that "
+                         "can be compiled: forward and next_token)"),
+                cl::value_desc("name"), cl::sub(emitCommand));
+cl::opt<bool> emitDebugInfo("debug-locations",
+                            cl::desc("Print the Linnet source locations"),
+                            cl::sub(emitCommand));
+cl::opt<std::string> emitOutput("o", cl::desc("Write to a file"),
+                                cl::value_desc("file"), cl::init("-"),
+                                cl::sub(emitCommand));
+
+} // namespace
 
 int linnet::driver::runEmit(const char *argv0) {
-  return reportError("`emit` is not implemented yet");
+  DriverSession session;
+  if (!session.load(argv0, emitInput, emitIncludes))
+    return 1;
+  if (emitBindings.empty())
+    return reportError("`emit` needs the model's sizes: give `--bind "
+                       "config.json` or `--bind Name=Value` for each generic");
+  std::vector<std::string> entries(emitEntries.begin(), emitEntries.end());
+  if (entries.empty())
+    entries = {"forward", "next_token"};
+  CompiledModel compiled;
+  if (!compileModel(session, emitBindings, entries, emitStage, compiled))
+    return 1;
+  std::error_code ec;
+  llvm::ToolOutputFile output(emitOutput, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return reportError("cannot write `" + emitOutput + "`: " + ec.message());
+  mlir::OpPrintingFlags flags;
+  if (emitDebugInfo)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
+        .useLocalScope(); // each location inline, not as an alias
+  compiled.module->print(output.os(), flags);
+  output.keep();
+  return 0;
 }

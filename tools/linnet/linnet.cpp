@@ -12,6 +12,7 @@
 
 #include "linnet/Basic/Diagnostics.h"
 #include "linnet/Graph/DataflowGraph.h"
+#include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Sema/Binding.h"
 #include "linnet/Sema/BodyChecker.h"
 #include "linnet/Sema/DeclChecker.h"
@@ -56,6 +57,12 @@ cl::list<std::string>
 cl::opt<bool> listObligations("obligations",
                               cl::desc("List every obligation with its status"),
                               cl::sub(checkCommand));
+cl::opt<std::string>
+    checkpointDir("checkpoint",
+                  cl::desc("Bind the generics from DIR/config.json (--bind "
+                           "overrides win) and validate the checkpoint in DIR "
+                           "against the model"),
+                  cl::value_desc("dir"), cl::sub(checkCommand));
 cl::opt<std::string> entryName("entry",
                                cl::desc("The entry (or function) to draw"),
                                cl::value_desc("name"), cl::sub(graphCommand),
@@ -98,10 +105,30 @@ int runCheck(const char *argv0) {
     return 1;
   CheckedProgram checked = checkBodies(session.program, session.diags);
   std::optional<BoundModel> bound;
-  if (!bindings.empty() && !session.diags.hadError()) {
-    bound = bindModel(session.program, bindings, session.diags);
+  // A checkpoint's own config comes first, so that --bind overrides it.
+  std::vector<std::string> bindArgs;
+  if (!checkpointDir.empty()) {
+    llvm::SmallString<256> config(checkpointDir.getValue());
+    llvm::sys::path::append(config, "config.json");
+    bindArgs.push_back(std::string(config));
+  }
+  bindArgs.insert(bindArgs.end(), bindings.begin(), bindings.end());
+  if (!bindArgs.empty() && !session.diags.hadError()) {
+    bound = bindModel(session.program, bindArgs, session.diags);
     if (bound)
       proveObligations(checked, *bound, session.diags);
+  }
+  bool checkpointFailed = false;
+  if (bound && !checkpointDir.empty()) {
+    auto store = ParameterStore::load(session.program, *bound, checkpointDir,
+                                      llvm::errs());
+    if (!store) {
+      llvm::handleAllErrors(store.takeError(),
+                            [](const llvm::ErrorInfoBase &error) {
+                              reportError(error.message());
+                            });
+      checkpointFailed = true;
+    }
   }
   if (listObligations) {
     for (const Obligation &ob : checked.obligations) {
@@ -114,7 +141,7 @@ int runCheck(const char *argv0) {
           << "\n";
     }
   }
-  return session.diags.hadError() ? 1 : 0;
+  return session.diags.hadError() || checkpointFailed ? 1 : 0;
 }
 
 int runGraph(const char *argv0) {

@@ -9,6 +9,8 @@ packages=(
   clang-22 lld-22 libclang-rt-22-dev clang-format-22
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libboost-dev libfmt-dev libgtest-dev graphviz python3-numpy
+  # OpenMP runtime for CPU code (replaces libomp-dev; docs/MLIR22_NOTES.md §2)
+  libomp-22-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -75,10 +75,44 @@ struct FunctionGraph {
   std::vector<GraphNode> nodes;
 };
 
+/// What the checker resolved at one call, for IR generation.
+struct CallResolution {
+  /// A block function: the callee, its block's and its own generics in the
+  /// caller's terms, and the argument bound to each parameter.
+  const BlockDecl *calleeBlock = nullptr;
+  const FnDecl *callee = nullptr;
+  Substitution calleeGenerics;
+  std::vector<const ast::Expr *> arguments;
+  /// A built-in operation: its name and arguments by parameter name.
+  std::string builtin;
+  std::map<std::string, const ast::Expr *> builtinArguments;
+};
+
+/// The checker's conclusions about a body, keyed by syntax node, so that
+/// IR generation walks the same syntax without deciding anything again.
+/// Types are in the function's own generics.
+struct BodyAnnotations {
+  std::map<const ast::Expr *, ValueType> types;
+  std::map<const ast::CallExpr *, CallResolution> calls;
+  /// Sizes divided by sizes are opaque symbols in types (`ValueHeads /
+  /// KeyHeads`); each name's dividend and divisor, to evaluate them.
+  std::map<std::string, std::pair<ShapeExpr, ShapeExpr>> quotients;
+
+  const ValueType *typeOf(const ast::Expr &expr) const {
+    auto it = types.find(&expr);
+    return it == types.end() ? nullptr : &it->second;
+  }
+  const CallResolution *resolution(const ast::CallExpr &call) const {
+    auto it = calls.find(&call);
+    return it == calls.end() ? nullptr : &it->second;
+  }
+};
+
 struct CheckedFunction {
   const BlockDecl *block = nullptr;
   const FnDecl *fn = nullptr;
   FunctionGraph graph;
+  BodyAnnotations annotations;
   bool writesState = false; ///< directly or through the functions it calls
   /// Where it writes state first (the assignment, or the call of a function
   /// that writes state) and what a note there says.

@@ -1,0 +1,21 @@
+//===- LinnetToLinalg.h - linnet to linalg patterns -------------*- C++ -*-===//
+//
+// Entry point for the patterns that lower linnet operations to linalg,
+// tensor and scf on tensors, so pipelines can combine them with others.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_CONVERSION_LINNETTOLINALG_LINNETTOLINALG_H
+#define LINNET_CONVERSION_LINNETTOLINALG_LINNETTOLINALG_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace linnet {
+
+/// Adds one rewrite pattern per linnet operation; each replaces its operation
+/// by upstream operations on tensors.
+void populateLinnetToLinalgPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace linnet
+
+#endif // LINNET_CONVERSION_LINNETTOLINALG_LINNETTOLINALG_H

@@ -1,0 +1,21 @@
+//===- LinnetOps.h - linnet operations --------------------------*- C++ -*-===//
+//
+// Declares the operation classes generated from LinnetOps.td for the
+// lowering patterns and the IR generator.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_DIALECT_LINNET_IR_LINNETOPS_H
+#define LINNET_DIALECT_LINNET_IR_LINNETOPS_H
+
+#include "linnet/Dialect/Linnet/IR/LinnetDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "linnet/Dialect/Linnet/IR/LinnetOps.h.inc"
+
+#endif // LINNET_DIALECT_LINNET_IR_LINNETOPS_H

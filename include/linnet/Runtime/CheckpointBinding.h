@@ -1,0 +1,149 @@
+//===- CheckpointBinding.h - How a checkpoint's names bind a model -*- C++
+//-*-===//
+//
+// A model's `checkpoint_binding.json` says how a Hugging Face checkpoint
+// binds it: which config fields give the root's generics (`config`, also
+// read by Sema's Binding), and how each Linnet parameter path is named in
+// the checkpoint (`parameters`): ordered rename rules with placeholders and
+// index expressions, accepted name prefixes, an alternative stacked layout
+// for fused tensors, names to ignore, and the layer pattern the config must
+// have. The format is documented in the model's README.md; this class reads
+// it once and answers the loader's and the writer's questions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_RUNTIME_CHECKPOINTBINDING_H
+#define LINNET_RUNTIME_CHECKPOINTBINDING_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/GlobPattern.h"
+#include "llvm/Support/JSON.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace linnet {
+
+/// A dotted name pattern: literal segments, `{x}` (one segment) and `{x*}`
+/// (one or more segments).
+class NamePattern {
+public:
+  static llvm::Expected<NamePattern> parse(llvm::StringRef text);
+  /// The captures when `name` matches, each as text.
+  std::optional<std::map<std::string, std::string>>
+  match(llvm::StringRef name) const;
+  const std::string &text() const { return source; }
+
+private:
+  struct Segment {
+    std::string text; ///< literal, or the capture's name
+    bool capture = false;
+    bool many = false;
+  };
+  bool matchFrom(size_t segment, llvm::ArrayRef<llvm::StringRef> parts,
+                 std::map<std::string, std::string> &captures) const;
+  std::vector<Segment> segments;
+  std::string source;
+};
+
+/// Fills a name template: `{name}` is a capture's text, `{4 * g + j}` an
+/// integer expression over integer captures (exact; a fraction is an error).
+llvm::Expected<std::string>
+expandTemplate(llvm::StringRef text,
+               const std::map<std::string, std::string> &captures);
+
+/// Evaluates `+ - * /`, parentheses, integers and names looked up in
+/// `fields`, exactly; `missing` collects names `fields` lacks (then the
+/// result is an error).
+llvm::Expected<int64_t>
+evaluateIntegerExpression(llvm::StringRef text,
+                          const std::map<std::string, int64_t> &fields,
+                          std::vector<std::string> *missing = nullptr);
+
+class CheckpointBinding {
+public:
+  /// Reads `path`; every problem names the file and the JSON path.
+  static llvm::Expected<CheckpointBinding> load(llvm::StringRef path);
+  static llvm::Expected<CheckpointBinding> parse(llvm::StringRef text,
+                                                 llvm::StringRef path);
+
+  const std::string &path() const { return file; }
+
+  /// The checkpoint name of a Linnet parameter path, without a prefix.
+  llvm::Expected<std::string> checkpointName(llvm::StringRef linnetPath) const;
+  /// `name` as stored under `prefix` (names listed as unprefixed stay).
+  std::string withPrefix(llvm::StringRef name, llvm::StringRef prefix) const;
+  /// The accepted prefixes, most specific first.
+  llvm::ArrayRef<std::string> prefixes() const { return prefixList; }
+  /// The prefix a checkpoint uses: the first accepted prefix that some
+  /// tensor name (not ignored, not unprefixed) starts with, else the first.
+  std::string detectPrefix(llvm::ArrayRef<std::string> tensorNames) const;
+  bool isIgnored(llvm::StringRef name) const;
+  bool isUnprefixed(llvm::StringRef name) const;
+
+  /// The names of element `index` of a fused tensor's stacked layout (its
+  /// parts, concatenated on dimension 0), or nothing when `fusedName` has no
+  /// such layout. Names are without a prefix.
+  std::optional<std::vector<std::string>>
+  stackedPartNames(llvm::StringRef fusedName, int64_t index) const;
+
+  /// Checks the config section's layer pattern, if the binding states one.
+  llvm::Error checkLayerTypes(const llvm::json::Object &section,
+                              llvm::StringRef where) const;
+  /// The layer-type list the pattern gives for `count` layers (empty when the
+  /// binding states no pattern).
+  std::vector<std::string> layerTypes(int64_t count) const;
+  /// The config field that lists layer types, and the one that counts them.
+  const std::string &layerTypesField() const { return layerField; }
+  const std::string &layerCountField() const { return layerCount; }
+
+  /// `config.section`.
+  const std::string &configSection() const { return section; }
+  /// Config field values that give `generics` (Dim generics' values by
+  /// name), inverting `config.generics`: a rule naming one field sets it; an
+  /// expression is solved for its one unknown field (it must be linear in
+  /// it) or, with none unknown, checked against the generic's value.
+  /// Float generics are left out.
+  llvm::Expected<std::map<std::string, int64_t>>
+  configFieldsFor(const std::map<std::string, int64_t> &generics) const;
+  /// `config.template`: the config.json a written checkpoint starts from
+  /// (null when the binding has none).
+  const llvm::json::Object *configTemplate() const {
+    return templateValue.getAsObject();
+  }
+  /// `config.defaults`: generics a checkpoint does not hold, as `Name=Value`.
+  const std::vector<std::string> &defaultBindings() const { return defaults; }
+  /// The config fields a Float generic is read from (first present wins).
+  std::vector<std::string> floatFields(llvm::StringRef generic) const;
+
+private:
+  struct Rename {
+    NamePattern from;
+    std::string to;
+  };
+  struct Stacked {
+    NamePattern fused;
+    std::string index;
+    std::vector<std::string> parts;
+  };
+  std::string file;
+  std::string section;
+  llvm::json::Value templateValue = nullptr;
+  std::vector<std::string> defaults;
+  std::vector<std::pair<std::string, std::string>> integerRules;
+  std::map<std::string, std::vector<std::string>> floatRules;
+  std::vector<Rename> renames;
+  std::vector<std::string> prefixList;
+  std::vector<std::string> unprefixed;
+  std::vector<std::string> ignored; ///< glob patterns
+  std::vector<Stacked> stacked;
+  std::string layerField, layerCount;
+  std::vector<std::string> layerPattern;
+};
+
+} // namespace linnet
+
+#endif // LINNET_RUNTIME_CHECKPOINTBINDING_H

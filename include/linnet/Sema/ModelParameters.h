@@ -1,0 +1,52 @@
+//===- ModelParameters.h - The bound model's parameters, in order -*- C++
+//-*-===//
+//
+// Every later stage that touches weights (the checkpoint loader, the
+// generated functions whose leading arguments are the weights, the
+// checkpoint writer) needs the same flat list of a bound model's `param`
+// members with their concrete shapes and element types, in one stable
+// order. This header defines that list.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_SEMA_MODELPARAMETERS_H
+#define LINNET_SEMA_MODELPARAMETERS_H
+
+#include "linnet/Sema/Binding.h"
+#include "linnet/Sema/Program.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace linnet {
+
+/// One `param` of one block instance of a bound model.
+struct ModelParameter {
+  /// The subs' names from the root joined with '.', array elements as their
+  /// index, then the param's name: `groups.0.linear.1.linear_attn.A_log`.
+  std::string path;
+  std::vector<int64_t> shape;             ///< bound sizes
+  ElementType element = ElementType::F32; ///< Float generics substituted
+  bool optional = false;                  ///< `param bias: ...?`
+  const BlockDecl *block = nullptr;       ///< the block declaring it
+  const ParamDecl *decl = nullptr;
+
+  uint64_t elementCount() const;
+  /// `[64, 32] bf16`, for messages.
+  std::string typeText() const;
+};
+
+/// The parameters of `model`, depth first over the root's members in
+/// declaration order (a param where it is declared, a sub's parameters where
+/// the sub is declared, an array `[Block; N]` as its elements 0 … N−1).
+/// Optional parameters are included. This order is the order of the leading
+/// arguments of every generated entry function; it changes only when the
+/// model's source changes. `model` must come from bindModel, which has
+/// checked that every size is a positive integer.
+std::vector<ModelParameter> listParameters(const Program &program,
+                                           const BoundModel &model);
+
+} // namespace linnet
+
+#endif // LINNET_SEMA_MODELPARAMETERS_H

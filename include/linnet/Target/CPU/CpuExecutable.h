@@ -1,0 +1,132 @@
+//===- CpuExecutable.h - JIT-compiled CPU code and its calling convention -===//
+//
+// The CPU target's two outputs: a module at CpuStage::LLVM compiled in
+// process (CpuExecutable, on top of mlir::ExecutionEngine with the OpenMP
+// runtime loaded) and the same module written as a relocatable object file
+// for an ahead-of-time build. MemRefDescriptor spells out the memref ABI that
+// the `_mlir_ciface_` entry points take and return, so callers never build
+// the descriptor structs by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_TARGET_CPU_CPUEXECUTABLE_H
+#define LINNET_TARGET_CPU_CPUEXECUTABLE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace linnet {
+
+/// A memref descriptor of any rank with the exact layout of MLIR's C
+/// interface: `{T *basePtr; T *data; int64_t offset; int64_t sizes[rank];
+/// int64_t strides[rank];}` (all fields are 8 bytes on x86-64).
+class MemRefDescriptor {
+public:
+  /// A descriptor of the row-major buffer `data` of `shape`, for an argument.
+  static MemRefDescriptor forData(void *data, llvm::ArrayRef<int64_t> shape);
+  /// An empty descriptor of `rank`, for a result the callee fills in.
+  static MemRefDescriptor forResult(unsigned rank);
+
+  unsigned rank() const { return rank_; }
+  /// The start of the allocation: what `free` takes for a returned result.
+  void *basePtr() const { return wordToPointer(words[0]); }
+  /// The first element (basePtr plus alignment padding).
+  void *data() const { return wordToPointer(words[1]); }
+  int64_t offset() const { return words[2]; }
+  llvm::ArrayRef<int64_t> sizes() const {
+    return llvm::ArrayRef<int64_t>(words).slice(3, rank_);
+  }
+  llvm::ArrayRef<int64_t> strides() const {
+    return llvm::ArrayRef<int64_t>(words).slice(3 + rank_, rank_);
+  }
+  int64_t numElements() const;
+  /// Address of the first element, `data + offset` (in elements).
+  template <typename T> T *elements() const {
+    return static_cast<T *>(data()) + offset();
+  }
+
+  /// The ABI struct itself, for a `_mlir_ciface_` parameter.
+  void *abiStruct() { return words.data(); }
+  /// Size of the ABI struct in bytes.
+  size_t abiSize() const { return words.size() * sizeof(int64_t); }
+
+  /// Frees a result's buffer (`free(basePtr)`) unless it is one of `inputs`'
+  /// buffers (a function may return an argument unchanged).
+  void freeResult(llvm::ArrayRef<MemRefDescriptor> inputs = {});
+
+private:
+  explicit MemRefDescriptor(unsigned rank) : rank_(rank), words(3 + 2 * rank) {}
+  static void *wordToPointer(int64_t word) {
+    return reinterpret_cast<void *>(static_cast<intptr_t>(word));
+  }
+  friend class CpuExecutable;
+
+  unsigned rank_;
+  llvm::SmallVector<int64_t, 11> words;
+};
+
+/// How CpuExecutable::compile builds code.
+struct CpuCompileOptions {
+  /// LLVM optimization level of the IR and of code generation.
+  unsigned optLevel = 3;
+  /// Shared libraries to load besides the OpenMP runtime (found
+  /// automatically) and libmlir_c_runner_utils (for printMemref and a
+  /// bf16 fallback).
+  llvm::SmallVector<std::string> sharedLibPaths;
+};
+
+/// Code compiled in process from a module at CpuStage::LLVM; functions are
+/// called through their `_mlir_ciface_` (llvm.emit_c_interface) wrappers.
+class CpuExecutable {
+public:
+  ~CpuExecutable();
+
+  static llvm::Expected<std::unique_ptr<CpuExecutable>>
+  compile(mlir::ModuleOp module, const CpuCompileOptions &options);
+
+  /// Calls the packed wrapper of `cifaceName` (`_mlir_ciface_f`, or just `f`,
+  /// the prefix is added). `args` holds one pointer per C-interface
+  /// parameter, pointing at that parameter's value: for a memref parameter,
+  /// the address of a `void *` that holds the descriptor's address; a memref
+  /// result is the first parameter.
+  llvm::Error invokePacked(llvm::StringRef cifaceName,
+                           llvm::MutableArrayRef<void *> args);
+
+  /// Calls `name` with memref arguments and results: `results` are filled in
+  /// (their buffers belong to the caller, see MemRefDescriptor::freeResult).
+  llvm::Error invoke(llvm::StringRef name,
+                     llvm::MutableArrayRef<MemRefDescriptor> results,
+                     llvm::MutableArrayRef<MemRefDescriptor> args);
+
+  /// Address of a symbol of the compiled code.
+  llvm::Expected<void *> lookup(llvm::StringRef symbol) const;
+
+private:
+  explicit CpuExecutable(std::unique_ptr<mlir::ExecutionEngine> engine);
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+};
+
+/// Where the OpenMP runtime (libomp.so from libomp-22-dev) lives, or an
+/// error naming the places searched.
+llvm::Expected<std::string> findOpenMPRuntime();
+
+/// Writes `module` (at CpuStage::LLVM) as a position-independent object file
+/// for `cpu` (a generic x86-64 level by default, so the file runs on any
+/// machine of that level), optimized at O3. Link it with `-fopenmp=libomp`.
+llvm::Error writeObjectFile(mlir::ModuleOp module, llvm::StringRef path,
+                            llvm::StringRef cpu = "x86-64-v3");
+
+} // namespace linnet
+
+#endif // LINNET_TARGET_CPU_CPUEXECUTABLE_H

@@ -1,0 +1,76 @@
+//===- CpuPipeline.h - linalg on tensors to the LLVM dialect for the CPU --===//
+//
+// The CPU target takes a module of `func.func`s written with upstream
+// dialects on tensors (linalg, tensor, arith, math, scf) and lowers it to the
+// LLVM dialect: producer/consumer fusion into dispatch regions, tiling over
+// threads (OpenMP), tiling to registers and vectorization, bufferization, and
+// the conversion to LLVM. The same pipeline serves the JIT (CpuExecutable),
+// the AOT object writer and `linnet-opt --linnet-cpu-pipeline`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_TARGET_CPU_CPUPIPELINE_H
+#define LINNET_TARGET_CPU_CPUPIPELINE_H
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace linnet {
+
+/// Where buildCpuPipeline stops, so that tests and tools can look at each
+/// representation the CPU target goes through.
+enum class CpuStage {
+  /// Dispatch regions formed, tiled over threads (`scf.forall`) and to
+  /// registers, vectorized; still on tensors, right before bufferization.
+  Linalg,
+  /// Bufferized: OpenMP parallel loops, `scf.for` and 1-D vector ops on
+  /// memrefs, right before the conversion to the LLVM dialect.
+  Loops,
+  /// The LLVM dialect, ready for translation to LLVM IR.
+  LLVM,
+};
+
+/// Knobs of the CPU pipeline. The defaults suit an x86-64 core with AVX2 or
+/// AVX-512 and row-major data.
+struct CpuPipelineOptions {
+  /// OpenMP threads for each parallel region; 0 lets the runtime decide
+  /// (all cores, or OMP_NUM_THREADS).
+  unsigned numThreads = 0;
+  /// Vectorize tiled operations; when false they become scalar loops.
+  bool vectorize = true;
+  /// Tile of the two innermost parallel dimensions (rows, columns of the
+  /// result) of a contraction handed to one thread.
+  llvm::SmallVector<int64_t, 2> contractionThreadTile = {64, 256};
+  /// Register tile of a contraction: rows and columns of the accumulator,
+  /// which stays in vector registers across the reduction loop.
+  llvm::SmallVector<int64_t, 2> contractionRegisterTile = {8, 16};
+  /// Block of the reduction dimensions of a contraction (cache blocking).
+  int64_t contractionReductionTile = 256;
+  /// Vector length (elements) along the innermost dimension of elementwise
+  /// operations and reductions.
+  int64_t vectorLength = 32;
+};
+
+/// Adds the CPU pipeline to `pm` (anchored on `builtin.module`), from the
+/// linalg-on-tensors input contract up to and including `stopAfter`.
+void buildCpuPipeline(mlir::OpPassManager &pm,
+                      const CpuPipelineOptions &options, CpuStage stopAfter);
+
+/// Registers the `linnet-cpu-pipeline` pass pipeline
+/// (`linnet-cpu-pipeline{stop-after=linalg|loops|llvm threads=N
+/// vectorize=true|false}`) and the CPU target's own passes.
+void registerCpuPipelines();
+
+/// Registers the CPU target's own passes (`linnet-cpu-tile-and-vectorize`,
+/// `linnet-cpu-lower-vectors`) for tools that build pipelines from text.
+void registerCpuPasses();
+
+} // namespace linnet
+
+#endif // LINNET_TARGET_CPU_CPUPIPELINE_H

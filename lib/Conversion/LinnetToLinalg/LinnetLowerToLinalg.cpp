@@ -1,0 +1,52 @@
+//===- LinnetLowerToLinalg.cpp - the linnet-lower-to-linalg pass ----------===//
+//
+// The pass that replaces every linnet operation by linalg/tensor/scf loop
+// nests on tensors, and the populate entry point that gathers the patterns of
+// each op family.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "linnet/Conversion/LinnetToLinalg/LinnetToLinalg.h"
+#include "linnet/Conversion/Passes.h"
+#include "linnet/Dialect/Linnet/IR/LinnetDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace linnet {
+#define GEN_PASS_DEF_LINNETLOWERTOLINALG
+#include "linnet/Conversion/Passes.h.inc"
+} // namespace linnet
+
+using namespace mlir;
+
+void linnet::populateLinnetToLinalgPatterns(RewritePatternSet &patterns) {
+  lowering::populateAttentionPatterns(patterns);
+  lowering::populateDeltaRulePatterns(patterns);
+  lowering::populateCausalConvPatterns(patterns);
+  lowering::populateExpertMatmulPatterns(patterns);
+  lowering::populateRankingPatterns(patterns);
+}
+
+namespace {
+struct LinnetLowerToLinalgPass
+    : linnet::impl::LinnetLowerToLinalgBase<LinnetLowerToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    ConversionTarget target(*context);
+    target.addIllegalDialect<linnet::LinnetDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(context);
+    linnet::populateLinnetToLinalgPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

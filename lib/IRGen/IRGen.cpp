@@ -1,0 +1,735 @@
+//===- IRGen.cpp - Entries, statements, names and calls -------------------===//
+//
+// One MLIR function per entry. Block functions are inlined: each call runs
+// the callee's body in a new frame whose generics are the call's resolved
+// generics (from the checker) in the entry's terms, so every size is either
+// a constant (bound by the checkpoint) or a polynomial in the entry's own
+// generics, which become index values read off the entry's arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Generator.h"
+
+#include "linnet/Dialect/Linnet/IR/LinnetDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace linnet;
+using namespace linnet::irgen;
+
+void linnet::registerIRGenDialects(mlir::DialectRegistry &registry) {
+  registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
+                  mlir::linalg::LinalgDialect, mlir::math::MathDialect,
+                  mlir::scf::SCFDialect, mlir::tensor::TensorDialect,
+                  linnet::LinnetDialect>();
+}
+
+Generator::Generator(mlir::MLIRContext &context, const Program &program,
+                     const CheckedProgram &checked, const BoundModel &model,
+                     llvm::ArrayRef<ModelParameter> parameters,
+                     DiagnosticEngine &diags)
+    : builder(&context), context(context), program(program), checked(checked),
+      model(model), diags(diags), parameters(parameters) {
+  for (size_t i = 0; i < parameters.size(); ++i)
+    parameterIndex[parameters[i].path] = unsigned(i);
+}
+
+bool Generator::fail(llvm::SMRange range, const std::string &what,
+                     const std::string &why) {
+  if (!failed)
+    diags.report(range, diag::NotCompilable, what, why);
+  failed = true;
+  return false;
+}
+
+mlir::Location Generator::loc(llvm::SMRange range) {
+  llvm::SourceMgr &sourceMgr = diags.getSourceMgr();
+  mlir::Location location = mlir::UnknownLoc::get(&context);
+  if (range.Start.isValid()) {
+    unsigned buffer = sourceMgr.FindBufferContainingLoc(range.Start);
+    if (buffer != 0) {
+      auto [line, column] = sourceMgr.getLineAndColumn(range.Start, buffer);
+      location = mlir::FileLineColLoc::get(
+          &context, sourceMgr.getMemoryBuffer(buffer)->getBufferIdentifier(),
+          line, column);
+    }
+  }
+  if (!frames.empty() && frame().caller)
+    return mlir::CallSiteLoc::get(location, frame().caller);
+  return location;
+}
+
+//===----------------------------------------------------------------------===//
+// Generics and types in the entry's terms
+//===----------------------------------------------------------------------===//
+
+ShapeExpr Generator::resolveSize(const ShapeExpr &size) {
+  auto resolved = size.substitute(frame().generics.sizes);
+  if (!resolved) {
+    llvm::consumeError(resolved.takeError());
+    fail({}, size.str(), "the size overflows");
+    return ShapeExpr::constant(1);
+  }
+  return *resolved;
+}
+
+DimList Generator::resolveDims(const DimList &dims) {
+  DimList result;
+  for (const ValueDim &dim : dims) {
+    if (!dim.isSpread()) {
+      result.push_back(ValueDim::of(resolveSize(*dim.size)));
+      continue;
+    }
+    auto it = frame().generics.shapes.find(dim.spread);
+    if (it == frame().generics.shapes.end()) {
+      fail({}, "*" + dim.spread, "the spread is not bound");
+      continue;
+    }
+    for (const ValueDim &inner : it->second)
+      result.push_back(inner);
+  }
+  return result;
+}
+
+ElementType Generator::resolveElement(const ElementRef &element) {
+  std::string name = element.name;
+  // Generics are looked up even when not marked as such: a sub's arguments
+  // name the parent's Float generics.
+  if (!parseElementType(name)) {
+    auto it = frame().generics.elements.find(name);
+    if (it != frame().generics.elements.end())
+      name = it->second.name;
+  }
+  if (auto type = parseElementType(name))
+    return *type;
+  fail({}, name, "the element type is not bound");
+  return ElementType::F32;
+}
+
+static ValueType resolveType(Generator &gen, const ValueType &type) {
+  ValueType result = type;
+  switch (type.kind) {
+  case ValueType::Tensor:
+    result.dims = gen.resolveDims(type.dims);
+    result.element = ElementRef{
+        elementTypeName(gen.resolveElement(type.element)).str(), false};
+    break;
+  case ValueType::SizeList:
+    result.dims = gen.resolveDims(type.dims);
+    break;
+  case ValueType::Element:
+    result.element = ElementRef{
+        elementTypeName(gen.resolveElement(type.element)).str(), false};
+    break;
+  case ValueType::Tuple:
+    for (ValueType &element : result.elements)
+      element = resolveType(gen, element);
+    break;
+  default:
+    break;
+  }
+  if (type.value)
+    result.value = gen.resolveSize(*type.value);
+  return result;
+}
+
+ValueType Generator::typeOf(const ast::Expr &expr) {
+  const ValueType *type = frame().function->annotations.typeOf(expr);
+  if (!type) {
+    fail(ast::rangeOf(expr), "this expression", "it was not checked");
+    return ValueType::invalid();
+  }
+  return resolveType(*this, *type);
+}
+
+Substitution Generator::composeGenerics(const Substitution &inCaller) {
+  Substitution result;
+  for (const auto &[name, size] : inCaller.sizes)
+    result.sizes[name] = resolveSize(size);
+  for (const auto &[name, dims] : inCaller.shapes)
+    result.shapes[name] = resolveDims(dims);
+  for (const auto &[name, element] : inCaller.elements)
+    result.elements[name] =
+        ElementRef{elementTypeName(resolveElement(element)).str(), false};
+  return result;
+}
+
+void Generator::addQuotients(Frame &target) {
+  if (!target.function)
+    return;
+  for (const auto &[name, parts] : target.function->annotations.quotients) {
+    auto dividend = parts.first.substitute(target.generics.sizes);
+    auto divisor = parts.second.substitute(target.generics.sizes);
+    if (!dividend || !divisor) {
+      llvm::consumeError(dividend.takeError());
+      llvm::consumeError(divisor.takeError());
+      continue;
+    }
+    auto quotient = ShapeExpr::divide(*dividend, *divisor);
+    if (!quotient) {
+      llvm::consumeError(quotient.takeError());
+      continue;
+    }
+    target.generics.sizes[name] = *quotient;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// MLIR types and sizes
+//===----------------------------------------------------------------------===//
+
+mlir::Type Generator::mlirElement(ElementType element) {
+  switch (element) {
+  case ElementType::BF16:
+    return builder.getBF16Type();
+  case ElementType::F16:
+    return builder.getF16Type();
+  case ElementType::F32:
+    return builder.getF32Type();
+  case ElementType::F64:
+    return builder.getF64Type();
+  case ElementType::I1:
+    return builder.getI1Type();
+  case ElementType::I8:
+    return builder.getIntegerType(8);
+  case ElementType::I16:
+    return builder.getIntegerType(16);
+  case ElementType::I32:
+    return builder.getI32Type();
+  case ElementType::I64:
+    return builder.getI64Type();
+  }
+  return builder.getF32Type();
+}
+
+static std::optional<int64_t> constantSize(const ShapeExpr &size) {
+  auto value = size.constantValue();
+  if (!value || !value->isInteger())
+    return std::nullopt;
+  return value->numerator();
+}
+
+mlir::RankedTensorType Generator::tensorType(const DimList &dims,
+                                             ElementType element) {
+  llvm::SmallVector<int64_t> shape;
+  for (const ValueDim &dim : dims) {
+    auto value = dim.size ? constantSize(*dim.size) : std::nullopt;
+    shape.push_back(value ? *value : mlir::ShapedType::kDynamic);
+  }
+  return mlir::RankedTensorType::get(shape, mlirElement(element));
+}
+
+mlir::Value Generator::indexValue(const ShapeExpr &size, mlir::Location at) {
+  if (auto value = constantSize(size))
+    return mlir::arith::ConstantIndexOp::create(builder, at, *value);
+  std::string key = size.str();
+  if (auto it = indexCache.find(key); it != indexCache.end())
+    return it->second;
+  // Sum of terms; each an integer coefficient times a product of sizes
+  // (a rational coefficient divides the product exactly: `B * S / 2`).
+  mlir::Value sum;
+  for (const ShapeExpr::Term &term : size.getTerms()) {
+    mlir::Value product;
+    for (const ShapeSymbol &symbol : term.monomial) {
+      auto it = entrySizes.find(symbol.name);
+      if (it == entrySizes.end()) {
+        fail({}, symbol.name, "the size is known only at run time");
+        return mlir::arith::ConstantIndexOp::create(builder, at, 1);
+      }
+      product = product ? mlir::arith::MulIOp::create(builder, at, product,
+                                                      it->second)
+                              .getResult()
+                        : it->second;
+    }
+    int64_t numerator = term.coefficient.numerator();
+    int64_t denominator = term.coefficient.denominator();
+    mlir::Value value = product;
+    if (!value)
+      value = mlir::arith::ConstantIndexOp::create(builder, at, numerator);
+    else if (numerator != 1)
+      value = mlir::arith::MulIOp::create(
+          builder, at, value,
+          mlir::arith::ConstantIndexOp::create(builder, at, numerator));
+    if (denominator != 1)
+      value = mlir::arith::DivSIOp::create(
+          builder, at, value,
+          mlir::arith::ConstantIndexOp::create(builder, at, denominator));
+    sum = sum ? mlir::arith::AddIOp::create(builder, at, sum, value).getResult()
+              : value;
+  }
+  if (!sum)
+    sum = mlir::arith::ConstantIndexOp::create(builder, at, 0);
+  indexCache[key] = sum;
+  return sum;
+}
+
+mlir::OpFoldResult Generator::foldedIndex(const ShapeExpr &size,
+                                          mlir::Location at) {
+  if (auto value = constantSize(size))
+    return builder.getIndexAttr(*value);
+  return indexValue(size, at);
+}
+
+llvm::SmallVector<mlir::Value> Generator::dynamicSizes(const DimList &dims,
+                                                       mlir::Location at) {
+  llvm::SmallVector<mlir::Value> sizes;
+  for (const ValueDim &dim : dims)
+    if (!constantSize(*dim.size))
+      sizes.push_back(indexValue(*dim.size, at));
+  return sizes;
+}
+
+mlir::Value Generator::emptyTensor(const DimList &dims, ElementType element,
+                                   mlir::Location at) {
+  mlir::RankedTensorType type = tensorType(dims, element);
+  return mlir::tensor::EmptyOp::create(builder, at, type.getShape(),
+                                       type.getElementType(),
+                                       dynamicSizes(dims, at));
+}
+
+static mlir::TypedAttr scalarAttr(mlir::OpBuilder &builder, mlir::Type type,
+                                  double value) {
+  if (auto floatType = mlir::dyn_cast<mlir::FloatType>(type))
+    return builder.getFloatAttr(floatType, value);
+  return builder.getIntegerAttr(type, int64_t(value));
+}
+
+mlir::Value Generator::filledTensor(const DimList &dims, ElementType element,
+                                    double value, mlir::Location at) {
+  mlir::Value empty = emptyTensor(dims, element, at);
+  mlir::Value scalar = mlir::arith::ConstantOp::create(
+      builder, at, scalarAttr(builder, mlirElement(element), value));
+  return mlir::linalg::FillOp::create(builder, at, mlir::ValueRange{scalar},
+                                      mlir::ValueRange{empty})
+      .getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Entries
+//===----------------------------------------------------------------------===//
+
+bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
+  const CheckedFunction *function = checked.find(model.root, entry.name);
+  if (!function || !function->ok)
+    return fail(entry.loc, entry.name, "the entry did not check");
+  frames.clear();
+  indexCache.clear();
+  entrySizes.clear();
+  parameterArguments.clear();
+
+  Frame root;
+  root.block = model.root;
+  root.function = function;
+  for (const BoundGeneric &generic : model.generics) {
+    if (generic.kind == GenericKind::Dim)
+      root.generics.sizes[generic.name] = ShapeExpr::constant(generic.size);
+    else if (generic.kind == GenericKind::Float)
+      root.generics.elements[generic.name] =
+          ElementRef{elementTypeName(generic.element).str(), false};
+  }
+  for (const GenericDecl &generic : entry.generics) {
+    if (generic.kind != GenericKind::Dim)
+      return fail(generic.loc, entry.name, "an entry's generics must be sizes");
+    root.generics.sizes[generic.name] = ShapeExpr::symbol(generic.symbol());
+  }
+  addQuotients(root);
+  frames.push_back(std::move(root));
+
+  // Parameters first, then the entry's own arguments.
+  llvm::SmallVector<mlir::Type> argumentTypes;
+  for (const ModelParameter &parameter : parameters) {
+    DimList dims;
+    for (int64_t size : parameter.shape)
+      dims.push_back(ValueDim::of(ShapeExpr::constant(size)));
+    argumentTypes.push_back(tensorType(dims, parameter.element));
+  }
+  std::vector<ValueType> entryTypes;
+  for (const FnParamDecl &param : entry.params) {
+    ValueType type = instantiateType(param.type, frame().generics);
+    if (type.kind != ValueType::Tensor)
+      return fail(param.loc, entry.name, "arguments must be tensors");
+    entryTypes.push_back(type);
+    argumentTypes.push_back(
+        tensorType(type.dims, resolveElement(type.element)));
+  }
+  if (!entry.result)
+    return fail(entry.loc, entry.name, "an entry must return a tensor");
+  ValueType resultType = instantiateType(*entry.result, frame().generics);
+  if (resultType.kind != ValueType::Tensor)
+    return fail(entry.loc, entry.name, "an entry must return a tensor");
+  ElementType resultElement = resolveElement(resultType.element);
+  mlir::RankedTensorType mlirResult =
+      tensorType(resultType.dims, resultElement);
+
+  mlir::Location entryLoc = loc(entry.loc);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = mlir::func::FuncOp::create(
+      builder, entryLoc, entry.name,
+      builder.getFunctionType(argumentTypes, {mlirResult}));
+  func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  for (size_t i = 0; i < parameters.size(); ++i)
+    func.setArgAttr(unsigned(i), "linnet.parameter",
+                    builder.getStringAttr(parameters[i].path));
+  mlir::Block *block = func.addEntryBlock();
+  builder.setInsertionPointToStart(block);
+  for (size_t i = 0; i < parameters.size(); ++i)
+    parameterArguments.push_back(block->getArgument(unsigned(i)));
+
+  // The entry's sizes come from the first argument dimension that is one.
+  frame().scopes.emplace_back();
+  for (size_t i = 0; i < entry.params.size(); ++i) {
+    mlir::Value argument = block->getArgument(unsigned(parameters.size() + i));
+    const ValueType &type = entryTypes[i];
+    for (size_t d = 0; d < type.dims.size(); ++d) {
+      const ShapeExpr &size = *type.dims[d].size;
+      auto symbols = size.symbols();
+      if (symbols.size() != 1 || size != ShapeExpr::symbol(symbols[0]) ||
+          entrySizes.count(symbols[0].name))
+        continue;
+      entrySizes[symbols[0].name] = mlir::tensor::DimOp::create(
+          builder, loc(entry.params[i].loc), argument, int64_t(d));
+    }
+    frame().scopes.back()[entry.params[i].name] =
+        GenValue::ofTensor(argument, type.dims, resolveElement(type.element));
+  }
+
+  GenValue result;
+  bool returned = false;
+  if (!body(entry.syntax->body, result, returned) || failed)
+    return false;
+  if (!returned)
+    return fail(entry.loc, entry.name, "the entry does not return");
+  result = asTensor(result, resultElement, entryLoc);
+  if (!result.isTensor())
+    return fail(entry.loc, entry.name, "the entry does not return a tensor");
+  mlir::Value value = result.tensor;
+  if (value.getType() != mlirResult)
+    value = mlir::tensor::CastOp::create(builder, entryLoc, mlirResult, value);
+  mlir::func::ReturnOp::create(builder, entryLoc, value);
+  frames.clear();
+  return !failed;
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+void Generator::bindPattern(const ast::Pattern &pattern,
+                            const GenValue &value) {
+  if (auto *name = boost::get<ast::Identifier>(&pattern)) {
+    if (name->name != "_")
+      frame().scopes.back()[name->name] = value;
+    return;
+  }
+  const auto &tuple =
+      boost::get<boost::spirit::x3::forward_ast<ast::TuplePattern>>(pattern)
+          .get();
+  for (size_t i = 0; i < tuple.elements.size() && i < value.elements.size();
+       ++i)
+    bindPattern(tuple.elements[i], value.elements[i]);
+}
+
+bool Generator::body(const ast::Body &body, GenValue &result, bool &returned) {
+  for (const ast::Statement &statement : body.statements) {
+    if (failed)
+      return false;
+    if (auto *let = boost::get<ast::LetStmt>(&statement)) {
+      GenValue value = generate(let->value);
+      if (value.kind == GenValue::Invalid)
+        return false;
+      bindPattern(let->pattern, value);
+      continue;
+    }
+    if (auto *ret = boost::get<ast::ReturnStmt>(&statement)) {
+      result = generate(ret->value);
+      returned = true;
+      return result.kind != GenValue::Invalid;
+    }
+    if (auto *assign = boost::get<ast::AssignStmt>(&statement)) {
+      GenValue *local = nullptr;
+      for (auto scope = frame().scopes.rbegin();
+           scope != frame().scopes.rend() && !local; ++scope)
+        if (auto it = scope->find(assign->target.name); it != scope->end())
+          local = &it->second;
+      if (!local || !assign->indices.empty())
+        return fail(assign->range, assign->target.name,
+                    "writes to `state` are not supported by IR generation "
+                    "yet");
+      GenValue value = generate(assign->value);
+      if (value.kind == GenValue::Invalid)
+        return false;
+      *local = value;
+      continue;
+    }
+    const auto &loop =
+        boost::get<boost::spirit::x3::forward_ast<ast::ForStmt>>(statement)
+            .get();
+    GenValue sequence = generate(loop.sequence);
+    if (sequence.kind != GenValue::BlockArray)
+      return fail(loop.range, "for", "only arrays of sub-blocks are iterated");
+    for (int64_t i = 0; i < sequence.count; ++i) {
+      GenValue element = sequence;
+      element.kind = GenValue::Block;
+      element.path = sequence.path + "." + std::to_string(i);
+      frame().scopes.emplace_back();
+      frame().scopes.back()[loop.variable.name] = element;
+      bool ok = this->body(loop.body, result, returned);
+      frame().scopes.pop_back();
+      if (!ok)
+        return false;
+      if (returned)
+        return true;
+    }
+  }
+  return !failed;
+}
+
+//===----------------------------------------------------------------------===//
+// Names, members and calls
+//===----------------------------------------------------------------------===//
+
+static std::string joinPath(const std::string &prefix,
+                            const std::string &name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+GenValue Generator::memberOf(const GenValue &owner, const std::string &name,
+                             llvm::SMRange range) {
+  const MemberDecl *member = owner.block->findMember(name);
+  if (!member) {
+    fail(range, name, "no such member");
+    return {};
+  }
+  if (auto *sub = std::get_if<SubDecl>(member)) {
+    GenValue value;
+    value.kind = sub->count ? GenValue::BlockArray : GenValue::Block;
+    value.block = sub->block;
+    value.path = joinPath(owner.path, sub->name);
+    if (sub->count) {
+      auto count = constantSize(resolveSize(*sub->count));
+      if (!count) {
+        fail(range, name, "the array's length is not bound");
+        return {};
+      }
+      value.count = *count;
+    }
+    return value;
+  }
+  if (std::get_if<ParamDecl>(member)) {
+    std::string path = joinPath(owner.path, name);
+    auto it = parameterIndex.find(path);
+    if (it == parameterIndex.end()) {
+      fail(range, path, "the parameter is not in the model's parameter list");
+      return {};
+    }
+    const ModelParameter &parameter = parameters[it->second];
+    DimList dims;
+    for (int64_t size : parameter.shape)
+      dims.push_back(ValueDim::of(ShapeExpr::constant(size)));
+    return GenValue::ofTensor(parameterArguments[it->second], dims,
+                              parameter.element);
+  }
+  if (std::get_if<StateDecl>(member)) {
+    fail(range, name, "reading `state` is not supported by IR generation yet");
+    return {};
+  }
+  fail(range, name, "a function is only called");
+  return {};
+}
+
+GenValue Generator::generateNode(const ast::Identifier &name,
+                                 const ast::Expr &expr) {
+  for (auto scope = frame().scopes.rbegin(); scope != frame().scopes.rend();
+       ++scope)
+    if (auto it = scope->find(name.name); it != scope->end())
+      return it->second;
+  ValueType type = typeOf(expr);
+  switch (type.kind) {
+  case ValueType::Size:
+    return GenValue::ofSize(*type.value);
+  case ValueType::Element: {
+    GenValue value;
+    value.kind = GenValue::Element;
+    value.element = resolveElement(type.element);
+    return value;
+  }
+  case ValueType::SizeList: {
+    GenValue value;
+    value.kind = GenValue::SizeList;
+    value.dims = type.dims;
+    return value;
+  }
+  default:
+    break;
+  }
+  GenValue self;
+  self.kind = GenValue::Block;
+  self.block = frame().block;
+  self.path = frame().path;
+  return memberOf(self, name.name, name.range);
+}
+
+GenValue Generator::generateNode(const ast::MemberExpr &member,
+                                 const ast::Expr &) {
+  GenValue base = generate(member.base);
+  if (base.kind != GenValue::Block) {
+    if (base.kind != GenValue::Invalid)
+      fail(member.range, member.member.name, "only blocks have members");
+    return {};
+  }
+  return memberOf(base, member.member.name, member.range);
+}
+
+GenValue Generator::generateNode(const ast::CallExpr &call,
+                                 const ast::Expr &expr) {
+  return this->call(call, expr);
+}
+
+GenValue Generator::call(const ast::CallExpr &call, const ast::Expr &expr) {
+  const CallResolution *resolution =
+      frame().function->annotations.resolution(call);
+  if (!resolution) {
+    fail(call.range, "this call", "it was not checked");
+    return {};
+  }
+  if (!resolution->builtin.empty())
+    return builtin(*resolution, call, expr);
+
+  // Where the callee's block sits: this block, or a sub (or loop variable).
+  std::string path = frame().path;
+  bool ownBlock = true;
+  if (auto *member =
+          boost::get<boost::spirit::x3::forward_ast<ast::MemberExpr>>(
+              &call.callee)) {
+    GenValue owner = generate(member->get().base);
+    if (owner.kind != GenValue::Block) {
+      if (owner.kind != GenValue::Invalid)
+        fail(call.range, "this call", "the callee is not a block's function");
+      return {};
+    }
+    path = owner.path;
+    ownBlock = false;
+  }
+  Substitution generics = composeGenerics(resolution->calleeGenerics);
+  if (ownBlock) {
+    // A function of the same block shares the block's generics.
+    for (const GenericDecl &generic : frame().block->generics) {
+      const Substitution &mine = frame().generics;
+      if (auto it = mine.sizes.find(generic.name); it != mine.sizes.end())
+        generics.sizes.insert(*it);
+      if (auto it = mine.elements.find(generic.name); it != mine.elements.end())
+        generics.elements.insert(*it);
+      if (auto it = mine.shapes.find(generic.name); it != mine.shapes.end())
+        generics.shapes.insert(*it);
+    }
+  }
+  std::vector<GenValue> arguments;
+  for (const ast::Expr *argument : resolution->arguments) {
+    arguments.push_back(generate(*argument));
+    if (arguments.back().kind == GenValue::Invalid)
+      return {};
+  }
+  return inlineCall(*resolution->calleeBlock, *resolution->callee, path,
+                    std::move(generics), std::move(arguments), call.range);
+}
+
+GenValue Generator::inlineCall(const BlockDecl &block, const FnDecl &fn,
+                               const std::string &path, Substitution generics,
+                               std::vector<GenValue> arguments,
+                               llvm::SMRange at) {
+  const CheckedFunction *function = checked.find(&block, fn.name);
+  if (!function || !function->ok) {
+    fail(at, fn.name, "the function did not check");
+    return {};
+  }
+  if (frames.size() > 256) {
+    fail(at, fn.name, "calls nest too deeply");
+    return {};
+  }
+  Frame callee;
+  callee.block = &block;
+  callee.function = function;
+  callee.path = path;
+  callee.generics = std::move(generics);
+  callee.caller = loc(at);
+  addQuotients(callee);
+  callee.scopes.emplace_back();
+  frames.push_back(std::move(callee));
+  for (size_t i = 0; i < fn.params.size() && i < arguments.size(); ++i) {
+    GenValue argument = arguments[i];
+    ValueType type = instantiateType(fn.params[i].type, frame().generics);
+    if (type.kind == ValueType::Tensor && !argument.isTensor())
+      argument = asTensor(argument, resolveElement(type.element), loc(at));
+    frame().scopes.back()[fn.params[i].name] = argument;
+  }
+  GenValue result;
+  bool returned = false;
+  bool ok = body(fn.syntax->body, result, returned);
+  frames.pop_back();
+  if (!ok || failed)
+    return {};
+  if (!returned) {
+    fail(at, fn.name, "the function does not return");
+    return {};
+  }
+  return result;
+}
+
+GenValue Generator::generate(const ast::Expr &expr) {
+  if (failed)
+    return {};
+  return boost::apply_visitor(
+      [&](const auto &node) -> GenValue {
+        if constexpr (
+            std::is_same_v<std::decay_t<decltype(node)>, ast::IntegerLiteral> ||
+            std::is_same_v<std::decay_t<decltype(node)>, ast::FloatLiteral> ||
+            std::is_same_v<std::decay_t<decltype(node)>, ast::BoolLiteral> ||
+            std::is_same_v<std::decay_t<decltype(node)>, ast::Identifier>)
+          return generateNode(node, expr);
+        else
+          return generateNode(node.get(), expr);
+      },
+      expr);
+}
+
+//===----------------------------------------------------------------------===//
+// The module
+//===----------------------------------------------------------------------===//
+
+mlir::OwningOpRef<mlir::ModuleOp>
+linnet::generateIR(mlir::MLIRContext &context, const Program &program,
+                   const CheckedProgram &checked, const BoundModel &model,
+                   llvm::ArrayRef<ModelParameter> parameters,
+                   llvm::ArrayRef<std::string> entries,
+                   DiagnosticEngine &diags) {
+  mlir::DialectRegistry registry;
+  registerIRGenDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+
+  Generator generator(context, program, checked, model, parameters, diags);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+  for (const MemberDecl &member : model.root->members) {
+    auto *fn = std::get_if<FnDecl>(&member);
+    if (!fn || !fn->isEntry)
+      continue;
+    if (!entries.empty() && llvm::find(entries, fn->name) == entries.end())
+      continue;
+    if (!generator.generateEntry(*fn, *module))
+      return nullptr;
+  }
+  if (mlir::failed(mlir::verify(*module))) {
+    diags.report(diag::NotCompilable, model.root->qualifiedName(),
+                 "the generated IR does not verify (a compiler bug)");
+    return nullptr;
+  }
+  return module;
+}

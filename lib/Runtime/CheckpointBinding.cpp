@@ -1,0 +1,692 @@
+//===- CheckpointBinding.cpp - Reading the model's name map ---------------===//
+//
+// Parses `checkpoint_binding.json` with llvm::json, reporting the file and
+// the JSON path of anything malformed; matches dotted name patterns segment
+// by segment; and evaluates the small integer expressions used both for
+// layer indices (`4 * g + j`) and for derived config sizes, exactly, with
+// Sema's Rational.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Runtime/CheckpointBinding.h"
+
+#include "linnet/Sema/ShapeExpr.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <set>
+
+using namespace linnet;
+namespace json = llvm::json;
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Recursive descent over `+ - * / ( )`, integers and names.
+class IntegerExpression {
+public:
+  IntegerExpression(
+      llvm::StringRef text,
+      llvm::function_ref<std::optional<int64_t>(llvm::StringRef)> lookup)
+      : text(text), lookup(lookup) {}
+
+  llvm::Expected<Rational> evaluate() {
+    auto value = sum();
+    if (!value)
+      return value.takeError();
+    skipSpaces();
+    if (pos != text.size())
+      return fail("unexpected `" + text.substr(pos, 1) + "`");
+    return value;
+  }
+
+  std::vector<std::string> missing;
+
+private:
+  llvm::Error fail(const llvm::Twine &message) {
+    return llvm::createStringError("`" + text + "`: " + message);
+  }
+  void skipSpaces() {
+    while (pos < text.size() && text[pos] == ' ')
+      ++pos;
+  }
+  llvm::Expected<Rational> checked(std::optional<Rational> value) {
+    if (!value)
+      return fail("overflow or division by zero");
+    return *value;
+  }
+  llvm::Expected<Rational> sum() {
+    auto value = product();
+    while (value) {
+      skipSpaces();
+      if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-'))
+        break;
+      char op = text[pos++];
+      auto rhs = product();
+      if (!rhs)
+        return rhs.takeError();
+      auto operand = op == '-' ? rhs->negate() : std::optional<Rational>(*rhs);
+      if (!operand)
+        return checked(std::nullopt);
+      value = checked(value->add(*operand));
+    }
+    return value;
+  }
+  llvm::Expected<Rational> product() {
+    auto value = factor();
+    while (value) {
+      skipSpaces();
+      if (pos >= text.size() || (text[pos] != '*' && text[pos] != '/'))
+        break;
+      char op = text[pos++];
+      auto rhs = factor();
+      if (!rhs)
+        return rhs.takeError();
+      value = checked(op == '*' ? value->multiply(*rhs) : value->divide(*rhs));
+    }
+    return value;
+  }
+  llvm::Expected<Rational> factor() {
+    skipSpaces();
+    if (pos < text.size() && text[pos] == '(') {
+      ++pos;
+      auto value = sum();
+      if (!value)
+        return value.takeError();
+      skipSpaces();
+      if (pos >= text.size() || text[pos++] != ')')
+        return fail("expected `)`");
+      return value;
+    }
+    size_t start = pos;
+    while (pos < text.size() && (llvm::isAlnum(text[pos]) || text[pos] == '_'))
+      ++pos;
+    llvm::StringRef word = text.slice(start, pos);
+    if (word.empty())
+      return fail("expected a name or a number");
+    int64_t number;
+    if (!word.getAsInteger(10, number))
+      return Rational(number);
+    if (auto value = lookup(word))
+      return Rational(*value);
+    missing.push_back(word.str());
+    // Keep going so that every missing name is collected.
+    return Rational(1);
+  }
+
+  llvm::StringRef text;
+  llvm::function_ref<std::optional<int64_t>(llvm::StringRef)> lookup;
+  size_t pos = 0;
+};
+
+llvm::Expected<Rational>
+evaluateRational(llvm::StringRef text,
+                 const std::map<std::string, int64_t> &fields,
+                 std::vector<std::string> *missing) {
+  auto lookup = [&](llvm::StringRef name) -> std::optional<int64_t> {
+    auto it = fields.find(name.str());
+    if (it == fields.end())
+      return std::nullopt;
+    return it->second;
+  };
+  IntegerExpression expression(text, lookup);
+  auto value = expression.evaluate();
+  if (!value)
+    return value.takeError();
+  if (!expression.missing.empty()) {
+    if (missing)
+      *missing = expression.missing;
+    return llvm::createStringError("`" + text + "`: no value for `" +
+                                   expression.missing.front() + "`");
+  }
+  return value;
+}
+
+} // namespace
+
+llvm::Expected<int64_t>
+linnet::evaluateIntegerExpression(llvm::StringRef text,
+                                  const std::map<std::string, int64_t> &fields,
+                                  std::vector<std::string> *missing) {
+  auto value = evaluateRational(text, fields, missing);
+  if (!value)
+    return value.takeError();
+  if (!value->isInteger())
+    return llvm::createStringError("`" + text + "` is " + value->str() +
+                                   ", not an integer");
+  return value->numerator();
+}
+
+//===----------------------------------------------------------------------===//
+// Name patterns and templates
+//===----------------------------------------------------------------------===//
+
+llvm::Expected<NamePattern> NamePattern::parse(llvm::StringRef text) {
+  NamePattern pattern;
+  pattern.source = text.str();
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, '.');
+  for (llvm::StringRef part : parts) {
+    Segment segment;
+    if (part.starts_with("{")) {
+      if (!part.ends_with("}") || part.size() < 3)
+        return llvm::createStringError("pattern `" + text +
+                                       "`: a placeholder is a whole segment "
+                                       "`{name}` or `{name*}`");
+      llvm::StringRef name = part.drop_front().drop_back();
+      segment.capture = true;
+      segment.many = name.consume_back("*");
+      segment.text = name.str();
+    } else if (part.empty() || part.contains('{') || part.contains('}')) {
+      return llvm::createStringError("pattern `" + text + "`: segment `" +
+                                     part +
+                                     "` is neither a name nor a placeholder");
+    } else {
+      segment.text = part.str();
+    }
+    pattern.segments.push_back(std::move(segment));
+  }
+  return pattern;
+}
+
+bool NamePattern::matchFrom(
+    size_t segment, llvm::ArrayRef<llvm::StringRef> parts,
+    std::map<std::string, std::string> &captures) const {
+  if (segment == segments.size())
+    return parts.empty();
+  if (parts.empty())
+    return false;
+  const Segment &current = segments[segment];
+  if (!current.capture) {
+    return parts.front() == current.text &&
+           matchFrom(segment + 1, parts.drop_front(), captures);
+  }
+  if (!current.many) {
+    captures[current.text] = parts.front().str();
+    return matchFrom(segment + 1, parts.drop_front(), captures);
+  }
+  // Shortest first, so that later literals anchor as early as they can.
+  for (size_t count = 1; count <= parts.size(); ++count) {
+    std::string text = llvm::join(parts.take_front(count), ".");
+    captures[current.text] = text;
+    if (matchFrom(segment + 1, parts.drop_front(count), captures))
+      return true;
+  }
+  return false;
+}
+
+std::optional<std::map<std::string, std::string>>
+NamePattern::match(llvm::StringRef name) const {
+  llvm::SmallVector<llvm::StringRef> parts;
+  name.split(parts, '.');
+  std::map<std::string, std::string> captures;
+  if (!matchFrom(0, parts, captures))
+    return std::nullopt;
+  return captures;
+}
+
+llvm::Expected<std::string>
+linnet::expandTemplate(llvm::StringRef text,
+                       const std::map<std::string, std::string> &captures) {
+  std::string out;
+  while (!text.empty()) {
+    size_t open = text.find('{');
+    out += text.take_front(open).str();
+    if (open == llvm::StringRef::npos)
+      break;
+    size_t close = text.find('}', open);
+    if (close == llvm::StringRef::npos)
+      return llvm::createStringError("template `" + text + "`: unclosed `{`");
+    llvm::StringRef inner = text.slice(open + 1, close).trim();
+    text = text.drop_front(close + 1);
+    if (auto it = captures.find(inner.str()); it != captures.end()) {
+      out += it->second;
+      continue;
+    }
+    std::map<std::string, int64_t> integers;
+    for (const auto &[name, value] : captures) {
+      int64_t integer;
+      if (!llvm::StringRef(value).getAsInteger(10, integer))
+        integers[name] = integer;
+    }
+    auto value = evaluateIntegerExpression(inner, integers);
+    if (!value)
+      return value.takeError();
+    out += std::to_string(*value);
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// The file
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Reads one JSON file's fields, building error messages with the JSON path.
+class BindingReader {
+public:
+  explicit BindingReader(llvm::StringRef file) : file(file) {}
+
+  llvm::Error error(const llvm::Twine &jsonPath, const llvm::Twine &message) {
+    return llvm::createStringError("checkpoint binding `" + file + "`: `" +
+                                   jsonPath + "`: " + message);
+  }
+  llvm::Expected<std::vector<std::string>>
+  strings(const json::Value *value, const std::string &jsonPath) {
+    std::vector<std::string> out;
+    if (!value)
+      return out;
+    const json::Array *array = value->getAsArray();
+    if (!array)
+      return error(jsonPath, "expected a list of strings");
+    for (size_t i = 0; i < array->size(); ++i) {
+      auto text = (*array)[i].getAsString();
+      if (!text)
+        return error(jsonPath + "[" + std::to_string(i) + "]",
+                     "expected a string");
+      out.push_back(text->str());
+    }
+    return out;
+  }
+  llvm::Expected<std::string> string(const json::Object &object,
+                                     llvm::StringRef key,
+                                     const std::string &jsonPath) {
+    auto text = object.getString(key);
+    if (!text)
+      return error(jsonPath + "." + key, "expected a string");
+    return text->str();
+  }
+
+  std::string file;
+};
+
+} // namespace
+
+llvm::Expected<CheckpointBinding>
+CheckpointBinding::load(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError("cannot read `" + path +
+                                   "`: " + buffer.getError().message());
+  return parse((*buffer)->getBuffer(), path);
+}
+
+llvm::Expected<CheckpointBinding>
+CheckpointBinding::parse(llvm::StringRef text, llvm::StringRef path) {
+  BindingReader reader(path);
+  auto parsed = json::parse(text);
+  if (!parsed)
+    return llvm::createStringError(
+        "checkpoint binding `" + path +
+        "` is not valid JSON: " + llvm::toString(parsed.takeError()));
+  const json::Object *root = parsed->getAsObject();
+  if (!root)
+    return reader.error("$", "expected an object");
+  CheckpointBinding binding;
+  binding.file = path.str();
+
+  if (const json::Object *config = root->getObject("config")) {
+    if (auto name = config->getString("section"))
+      binding.section = name->str();
+    if (const json::Object *defaults = config->getObject("defaults"))
+      for (const auto &[key, value] : *defaults) {
+        if (auto integer = value.getAsInteger())
+          binding.defaults.push_back(key.str() + "=" +
+                                     std::to_string(*integer));
+        else if (auto text = value.getAsString())
+          binding.defaults.push_back(key.str() + "=" + text->str());
+      }
+    if (const json::Value *layout = config->get("template")) {
+      if (!layout->getAsObject())
+        return reader.error("config.template", "expected an object");
+      binding.templateValue = *layout;
+    }
+    if (const json::Object *generics = config->getObject("generics"))
+      for (const auto &[key, rule] : *generics) {
+        if (auto single = rule.getAsString()) {
+          binding.integerRules.emplace_back(key.str(), single->str());
+          continue;
+        }
+        auto fields = reader.strings(&rule, "config.generics." + key.str());
+        if (!fields)
+          return fields.takeError();
+        binding.floatRules[key.str()] = *fields;
+      }
+  }
+
+  const json::Object *parameters = root->getObject("parameters");
+  if (!parameters)
+    return reader.error("parameters", "expected an object");
+  const std::string base = "parameters";
+
+  auto prefixes =
+      reader.strings(parameters->get("prefixes"), base + ".prefixes");
+  if (!prefixes)
+    return prefixes.takeError();
+  binding.prefixList = *prefixes;
+  if (binding.prefixList.empty())
+    binding.prefixList.push_back("");
+  auto unprefixed =
+      reader.strings(parameters->get("unprefixed"), base + ".unprefixed");
+  if (!unprefixed)
+    return unprefixed.takeError();
+  binding.unprefixed = *unprefixed;
+  auto ignore = reader.strings(parameters->get("ignore"), base + ".ignore");
+  if (!ignore)
+    return ignore.takeError();
+  for (size_t i = 0; i < ignore->size(); ++i) {
+    auto glob = llvm::GlobPattern::create((*ignore)[i]);
+    if (!glob)
+      return reader.error(base + ".ignore[" + std::to_string(i) + "]",
+                          llvm::toString(glob.takeError()));
+    binding.ignored.push_back((*ignore)[i]);
+  }
+
+  if (const json::Value *renames = parameters->get("rename")) {
+    const json::Array *array = renames->getAsArray();
+    if (!array)
+      return reader.error(base + ".rename", "expected a list of rules");
+    for (size_t i = 0; i < array->size(); ++i) {
+      std::string where = base + ".rename[" + std::to_string(i) + "]";
+      const json::Object *rule = (*array)[i].getAsObject();
+      if (!rule)
+        return reader.error(where, "expected an object with `from` and `to`");
+      auto from = reader.string(*rule, "from", where);
+      if (!from)
+        return from.takeError();
+      auto to = reader.string(*rule, "to", where);
+      if (!to)
+        return to.takeError();
+      auto pattern = NamePattern::parse(*from);
+      if (!pattern)
+        return reader.error(where + ".from",
+                            llvm::toString(pattern.takeError()));
+      binding.renames.push_back({std::move(*pattern), *to});
+    }
+  }
+
+  if (const json::Value *layouts = parameters->get("stacked")) {
+    const json::Array *array = layouts->getAsArray();
+    if (!array)
+      return reader.error(base + ".stacked", "expected a list of layouts");
+    for (size_t i = 0; i < array->size(); ++i) {
+      std::string where = base + ".stacked[" + std::to_string(i) + "]";
+      const json::Object *layout = (*array)[i].getAsObject();
+      if (!layout)
+        return reader.error(where,
+                            "expected an object with `fused`, `index` and "
+                            "`parts`");
+      auto fused = reader.string(*layout, "fused", where);
+      if (!fused)
+        return fused.takeError();
+      auto index = reader.string(*layout, "index", where);
+      if (!index)
+        return index.takeError();
+      auto parts = reader.strings(layout->get("parts"), where + ".parts");
+      if (!parts)
+        return parts.takeError();
+      if (parts->empty())
+        return reader.error(where + ".parts", "expected at least one name");
+      auto pattern = NamePattern::parse(*fused);
+      if (!pattern)
+        return reader.error(where + ".fused",
+                            llvm::toString(pattern.takeError()));
+      binding.stacked.push_back({std::move(*pattern), *index, *parts});
+    }
+  }
+
+  if (const json::Value *layers = parameters->get("layer_types")) {
+    std::string where = base + ".layer_types";
+    const json::Object *object = layers->getAsObject();
+    if (!object)
+      return reader.error(where, "expected an object with `field`, `count` and "
+                                 "`pattern`");
+    auto field = reader.string(*object, "field", where);
+    if (!field)
+      return field.takeError();
+    auto count = reader.string(*object, "count", where);
+    if (!count)
+      return count.takeError();
+    auto pattern = reader.strings(object->get("pattern"), where + ".pattern");
+    if (!pattern)
+      return pattern.takeError();
+    if (pattern->empty())
+      return reader.error(where + ".pattern", "expected at least one type");
+    binding.layerField = *field;
+    binding.layerCount = *count;
+    binding.layerPattern = *pattern;
+  }
+  return binding;
+}
+
+llvm::Expected<std::string>
+CheckpointBinding::checkpointName(llvm::StringRef linnetPath) const {
+  std::string name = linnetPath.str();
+  for (const Rename &rename : renames) {
+    auto captures = rename.from.match(name);
+    if (!captures)
+      continue;
+    auto expanded = expandTemplate(rename.to, *captures);
+    if (!expanded)
+      return llvm::createStringError(
+          "checkpoint binding `" + file + "`: renaming `" + name + "` by `" +
+          rename.from.text() + "`: " + llvm::toString(expanded.takeError()));
+    name = std::move(*expanded);
+  }
+  return name;
+}
+
+bool CheckpointBinding::isUnprefixed(llvm::StringRef name) const {
+  return llvm::is_contained(unprefixed, name);
+}
+
+std::string CheckpointBinding::withPrefix(llvm::StringRef name,
+                                          llvm::StringRef prefix) const {
+  if (isUnprefixed(name))
+    return name.str();
+  return (prefix + name).str();
+}
+
+bool CheckpointBinding::isIgnored(llvm::StringRef name) const {
+  // A GlobPattern refers to its text, so it is built where it is used.
+  for (const std::string &text : ignored) {
+    auto glob = llvm::GlobPattern::create(text);
+    if (glob && glob->match(name))
+      return true;
+    llvm::consumeError(glob.takeError());
+  }
+  return false;
+}
+
+std::string
+CheckpointBinding::detectPrefix(llvm::ArrayRef<std::string> names) const {
+  for (const std::string &prefix : prefixList)
+    for (const std::string &name : names)
+      if (!isIgnored(name) && !isUnprefixed(name) &&
+          llvm::StringRef(name).starts_with(prefix))
+        return prefix;
+  return prefixList.front();
+}
+
+std::optional<std::vector<std::string>>
+CheckpointBinding::stackedPartNames(llvm::StringRef fusedName,
+                                    int64_t index) const {
+  for (const Stacked &layout : stacked) {
+    auto captures = layout.fused.match(fusedName);
+    if (!captures)
+      continue;
+    (*captures)[layout.index] = std::to_string(index);
+    std::vector<std::string> names;
+    for (const std::string &part : layout.parts) {
+      auto name = expandTemplate(part, *captures);
+      if (!name) {
+        llvm::consumeError(name.takeError());
+        return std::nullopt;
+      }
+      names.push_back(std::move(*name));
+    }
+    return names;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> CheckpointBinding::layerTypes(int64_t count) const {
+  std::vector<std::string> types;
+  if (layerPattern.empty())
+    return types;
+  for (int64_t i = 0; i < count; ++i)
+    types.push_back(layerPattern[i % layerPattern.size()]);
+  return types;
+}
+
+llvm::Error CheckpointBinding::checkLayerTypes(const json::Object &config,
+                                               llvm::StringRef where) const {
+  if (layerPattern.empty())
+    return llvm::Error::success();
+  const json::Value *value = config.get(layerField);
+  if (!value)
+    return llvm::Error::success(); // the default pattern applies
+  std::string field = (section.empty() ? "" : section + ".") + layerField;
+  std::string patternText;
+  for (const std::string &type : layerPattern)
+    patternText += (patternText.empty() ? "`" : ", `") + type + "`";
+  std::string rule =
+      "; the model binds layers in the repeating pattern " + patternText;
+  auto fail = [&](const llvm::Twine &message) {
+    return llvm::createStringError("`" + where + "`: " + message);
+  };
+  const json::Array *types = value->getAsArray();
+  if (!types)
+    return fail("`" + field + "` is not a list");
+  std::optional<int64_t> count;
+  if (const json::Value *countValue = config.get(layerCount))
+    count = countValue->getAsInteger();
+  if (count && int64_t(types->size()) != *count)
+    return fail("`" + field + "` lists " + llvm::Twine(types->size()) +
+                " layers, but `" + layerCount + "` is " + llvm::Twine(*count));
+  for (size_t i = 0; i < types->size(); ++i) {
+    auto type = (*types)[i].getAsString();
+    const std::string &expected = layerPattern[i % layerPattern.size()];
+    if (!type || *type != expected) {
+      std::string found;
+      llvm::raw_string_ostream os(found);
+      os << (*types)[i];
+      return fail("`" + field + "[" + llvm::Twine(i) + "]` is " + found +
+                  ", expected \"" + expected + "\"" + rule);
+    }
+  }
+  if (types->size() % layerPattern.size() != 0)
+    return fail("`" + field + "` lists " + llvm::Twine(types->size()) +
+                " layers, not a whole number of repetitions" + rule);
+  return llvm::Error::success();
+}
+
+std::vector<std::string>
+CheckpointBinding::floatFields(llvm::StringRef generic) const {
+  auto it = floatRules.find(generic.str());
+  return it == floatRules.end() ? std::vector<std::string>() : it->second;
+}
+
+llvm::Expected<std::map<std::string, int64_t>>
+CheckpointBinding::configFieldsFor(
+    const std::map<std::string, int64_t> &generics) const {
+  std::map<std::string, int64_t> fields;
+  std::vector<std::pair<std::string, std::string>> pending;
+  for (const auto &[generic, rule] : integerRules) {
+    if (!generics.count(generic))
+      continue;
+    llvm::StringRef text = llvm::StringRef(rule).trim();
+    bool plainField = !text.empty() && llvm::all_of(text, [](char c) {
+      return llvm::isAlnum(c) || c == '_';
+    }) && !llvm::isDigit(text.front());
+    if (plainField)
+      fields[text.str()] = generics.at(generic);
+    else
+      pending.emplace_back(generic, rule);
+  }
+  // Each pass settles the expressions with at most one unknown field.
+  while (!pending.empty()) {
+    bool progress = false;
+    std::string stuck;
+    for (auto it = pending.begin(); it != pending.end();) {
+      const auto &[generic, rule] = *it;
+      int64_t want = generics.at(generic);
+      std::vector<std::string> missing;
+      auto value = evaluateRational(rule, fields, &missing);
+      if (value) {
+        if (*value != Rational(want)) {
+          std::string with;
+          std::set<std::string> shown;
+          llvm::SmallVector<llvm::StringRef> words;
+          llvm::SplitString(rule, words, " +-*/()");
+          for (llvm::StringRef word : words)
+            if (auto field = fields.find(word.str());
+                field != fields.end() && shown.insert(field->first).second)
+              with += (with.empty() ? "" : ", ") + field->first + " = " +
+                      std::to_string(field->second);
+          return llvm::createStringError(
+              "`" + generic + "` is bound to " + std::to_string(want) +
+              ", but `" + rule + "` is " + value->str() + " with " + with +
+              "; a checkpoint cannot hold both (checkpoint binding `" + file +
+              "`)");
+        }
+        it = pending.erase(it);
+        progress = true;
+        continue;
+      }
+      llvm::consumeError(value.takeError());
+      std::set<std::string> unknown(missing.begin(), missing.end());
+      if (unknown.size() != 1) {
+        stuck = generic;
+        ++it;
+        continue;
+      }
+      // Linear in the unknown x: f(x) = a x + b, so x = (want - b) / a.
+      std::string name = *unknown.begin();
+      Rational samples[3];
+      bool ok = true;
+      for (int x = 0; x < 3; ++x) {
+        std::map<std::string, int64_t> trial = fields;
+        trial[name] = x + 1;
+        auto sample = evaluateRational(rule, trial, nullptr);
+        if (!sample) {
+          llvm::consumeError(sample.takeError());
+          ok = false;
+          break;
+        }
+        samples[x] = *sample;
+      }
+      std::optional<Rational> slope, slope2, offset, solution;
+      if (ok) {
+        slope = samples[1].add(*samples[0].negate());
+        slope2 = samples[2].add(*samples[1].negate());
+        ok = slope && slope2 && *slope == *slope2 && !slope->isZero();
+      }
+      if (ok) {
+        offset = samples[0].add(*slope->negate()); // f(0)
+        auto rest = offset ? Rational(want).add(*offset->negate())
+                           : std::optional<Rational>();
+        solution = rest ? rest->divide(*slope) : std::nullopt;
+      }
+      if (!ok || !solution || !solution->isInteger() ||
+          solution->numerator() <= 0)
+        return llvm::createStringError(
+            "`" + generic + "` = " + std::to_string(want) +
+            " gives no positive integer `" + name + "` through `" + rule +
+            "` (checkpoint binding `" + file + "`)");
+      fields[name] = solution->numerator();
+      it = pending.erase(it);
+      progress = true;
+    }
+    if (!progress)
+      return llvm::createStringError(
+          "cannot derive the config fields of `" + stuck +
+          "` from the generics (checkpoint binding `" + file + "`)");
+  }
+  return fields;
+}

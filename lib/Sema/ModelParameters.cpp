@@ -1,0 +1,113 @@
+//===- ModelParameters.cpp - Flattening a bound model's parameters --------===//
+//
+// Walks the block tree from the root as Binding instantiates it: each sub's
+// Dim arguments are evaluated in the parent's sizes, each Float argument is
+// resolved through the parent's element types, and each param's type is
+// evaluated in the instance's sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Sema/ModelParameters.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+
+using namespace linnet;
+
+uint64_t ModelParameter::elementCount() const {
+  uint64_t count = 1;
+  for (int64_t dim : shape)
+    count *= uint64_t(dim);
+  return count;
+}
+
+std::string ModelParameter::typeText() const {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "] " + elementTypeName(element).str();
+}
+
+namespace {
+
+struct InstanceContext {
+  std::map<std::string, ShapeExpr> sizes;
+  std::map<std::string, ElementType> elements;
+};
+
+/// A bound size; binding has checked it is a positive integer.
+int64_t evaluate(const ShapeExpr &size, const InstanceContext &context) {
+  auto value = size.substitute(context.sizes);
+  if (!value) {
+    llvm::consumeError(value.takeError());
+    return 0;
+  }
+  std::optional<Rational> constant = value->constantValue();
+  return constant && constant->isInteger() ? constant->numerator() : 0;
+}
+
+ElementType resolve(const ElementRef &ref, const InstanceContext &context) {
+  if (ref.isGeneric) {
+    auto it = context.elements.find(ref.name);
+    return it == context.elements.end() ? ElementType::F32 : it->second;
+  }
+  return parseElementType(ref.name).value_or(ElementType::F32);
+}
+
+void collect(const BlockDecl &block, const InstanceContext &context,
+             const std::string &prefix, std::vector<ModelParameter> &out) {
+  for (const MemberDecl &member : block.members) {
+    if (auto *param = std::get_if<ParamDecl>(&member)) {
+      ModelParameter parameter;
+      parameter.path = prefix + param->name;
+      for (const DimEntry &dim : param->type.dims)
+        parameter.shape.push_back(dim.size ? evaluate(*dim.size, context) : 0);
+      parameter.element = resolve(param->type.element, context);
+      parameter.optional = param->optional;
+      parameter.block = &block;
+      parameter.decl = param;
+      out.push_back(std::move(parameter));
+      continue;
+    }
+    auto *sub = std::get_if<SubDecl>(&member);
+    if (!sub || !sub->block)
+      continue;
+    InstanceContext inner;
+    for (size_t i = 0; i < sub->args.size() && i < sub->block->generics.size();
+         ++i) {
+      const GenericArg &arg = sub->args[i];
+      const std::string &name = sub->block->generics[i].name;
+      if (arg.kind == GenericKind::Dim && arg.size)
+        inner.sizes[name] = ShapeExpr::constant(evaluate(*arg.size, context));
+      else if (arg.kind == GenericKind::Float)
+        inner.elements[name] = resolve(arg.element, context);
+    }
+    if (!sub->count) {
+      collect(*sub->block, inner, prefix + sub->name + ".", out);
+      continue;
+    }
+    int64_t copies = evaluate(*sub->count, context);
+    for (int64_t index = 0; index < copies; ++index)
+      collect(*sub->block, inner,
+              prefix + sub->name + "." + std::to_string(index) + ".", out);
+  }
+}
+
+} // namespace
+
+std::vector<ModelParameter> linnet::listParameters(const Program &,
+                                                   const BoundModel &model) {
+  std::vector<ModelParameter> parameters;
+  if (!model.root)
+    return parameters;
+  InstanceContext root;
+  for (const BoundGeneric &generic : model.generics) {
+    if (generic.kind == GenericKind::Dim)
+      root.sizes[generic.name] = ShapeExpr::constant(generic.size);
+    else if (generic.kind == GenericKind::Float)
+      root.elements[generic.name] = generic.element;
+  }
+  collect(*model.root, root, "", parameters);
+  return parameters;
+}

@@ -1,0 +1,166 @@
+//===- CpuPipeline.cpp - the CPU pipeline, stage by stage
+//------------------===//
+//
+// One place that orders the passes from linalg on tensors to the LLVM
+// dialect, so that the JIT, the AOT writer and linnet-opt run exactly the
+// same pipeline, and lit tests can stop after each stage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Target/CPU/CpuPipeline.h"
+
+#include "PassDetail.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace linnet {
+
+namespace {
+
+void addCleanup(OpPassManager &funcPm) {
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+}
+
+/// Fusion, dispatch regions, tiling and vectorization, on tensors.
+void addLinalgStage(OpPassManager &pm, const CpuPipelineOptions &options) {
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createConvertElementwiseToLinalgPass());
+  addCleanup(funcPm);
+  LinnetCpuTileAndVectorizeOptions tiling;
+  tiling.vectorize = options.vectorize;
+  tiling.contractionThreadTile.assign(options.contractionThreadTile.begin(),
+                                      options.contractionThreadTile.end());
+  tiling.contractionRegisterTile.assign(options.contractionRegisterTile.begin(),
+                                        options.contractionRegisterTile.end());
+  tiling.contractionReductionTile = options.contractionReductionTile;
+  tiling.vectorLength = options.vectorLength;
+  funcPm.addPass(createLinnetCpuTileAndVectorize(tiling));
+  addCleanup(funcPm);
+}
+
+/// Bufferization, OpenMP loops, 1-D vectors, bf16 without runtime calls.
+void addLoopsStage(OpPassManager &pm, const CpuPipelineOptions &options) {
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  // scf.for bodies may yield a fresh tensor each iteration.
+  bufferize.allowReturnAllocsFromLoops = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addCleanup(pm.nest<func::FuncOp>());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createLinnetCpuLowerVectors());
+  funcPm.addPass(createForallToParallelLoopPass());
+  funcPm.addPass(createConvertLinalgToLoopsPass());
+  addCleanup(funcPm);
+  ConvertSCFToOpenMPPassOptions openmp;
+  openmp.numThreads = options.numThreads;
+  pm.addPass(createConvertSCFToOpenMPPass(openmp));
+
+  // bf16 arithmetic in f32, each result rounded back to bf16, and the
+  // rounding done with integer ops: no call to __truncsfbf2 remains.
+  OpPassManager &floatPm = pm.nest<func::FuncOp>();
+  math::MathExtendToSupportedTypesOptions mathTypes;
+  floatPm.addPass(math::createMathExtendToSupportedTypes(mathTypes));
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16"};
+  emulate.targetTypeStr = "f32";
+  floatPm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  floatPm.addPass(arith::createArithExpandOpsPass(expand));
+  addCleanup(floatPm);
+}
+
+/// Conversion of everything to the LLVM dialect.
+void addLLVMStage(OpPassManager &pm) {
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  // Vectors first: lowering them materializes masks with arith ops.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  addCleanup(pm);
+}
+
+/// Textual options of `linnet-cpu-pipeline`.
+struct CpuPipelineCliOptions
+    : public PassPipelineOptions<CpuPipelineCliOptions> {
+  Option<std::string> stopAfter{
+      *this, "stop-after",
+      llvm::cl::desc("Last stage to run: linalg, loops or llvm"),
+      llvm::cl::init("llvm")};
+  Option<unsigned> threads{
+      *this, "threads",
+      llvm::cl::desc("OpenMP threads per parallel region (0: all cores)"),
+      llvm::cl::init(0)};
+  Option<bool> vectorize{*this, "vectorize",
+                         llvm::cl::desc("Vectorize the tiled operations"),
+                         llvm::cl::init(true)};
+};
+
+} // namespace
+
+void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options,
+                      CpuStage stopAfter) {
+  addLinalgStage(pm, options);
+  if (stopAfter == CpuStage::Linalg)
+    return;
+  addLoopsStage(pm, options);
+  if (stopAfter == CpuStage::Loops)
+    return;
+  addLLVMStage(pm);
+}
+
+void registerCpuPasses() { registerLinnetCpuPasses(); }
+
+void registerCpuPipelines() {
+  registerCpuPasses();
+  PassPipelineRegistration<CpuPipelineCliOptions>(
+      "linnet-cpu-pipeline",
+      "Lower linalg on tensors to the LLVM dialect for the CPU (fusion, "
+      "OpenMP threads, tiling, vectorization)",
+      [](OpPassManager &pm, const CpuPipelineCliOptions &cli) {
+        CpuPipelineOptions options;
+        options.numThreads = cli.threads;
+        options.vectorize = cli.vectorize;
+        CpuStage stage = CpuStage::LLVM;
+        if (cli.stopAfter == "linalg")
+          stage = CpuStage::Linalg;
+        else if (cli.stopAfter == "loops")
+          stage = CpuStage::Loops;
+        buildCpuPipeline(pm, options, stage);
+      });
+}
+
+} // namespace linnet

@@ -1,0 +1,61 @@
+"""Shared pieces of the numeric tests' numpy references.
+
+The tests print each result with printMemrefF32/printMemrefI32 under
+mlir-runner; `read_results` parses that output from stdin, `sin_input`
+rebuilds the inputs of Inputs/generators.mlir, and `compare` prints one
+PASS/FAIL line per result for FileCheck.
+"""
+import re
+import sys
+
+import numpy as np
+
+COEFFICIENTS = (0.37, 0.71, 1.13, 0.53)
+
+
+def sin_input(shape, seed, scale=1.0, bias=0.0):
+    """scale * sin(seed + sum_d COEFFICIENTS[d] * i_d) + bias, like @sin_Nd."""
+    index = np.indices(shape, dtype=np.float64)
+    total = np.full(shape, seed, dtype=np.float64)
+    for axis in range(len(shape)):
+        total += COEFFICIENTS[axis] * index[axis]
+    return scale * np.sin(total) + bias
+
+
+def read_results(stream=sys.stdin):
+    """The memrefs printed by printMemref*, in order, as numpy arrays."""
+    text = stream.read()
+    results = []
+    for chunk in text.split("Unranked Memref")[1:]:
+        sizes = re.search(r"sizes = \[([^\]]*)\]", chunk).group(1)
+        shape = [int(s) for s in sizes.split(",") if s.strip()]
+        data = chunk.split("data =", 1)[1]
+        numbers = re.findall(r"-?(?:nan|inf|\d+(?:\.\d*)?(?:e[+-]?\d+)?)", data)
+        values = np.array([float(n) for n in numbers], dtype=np.float64)
+        results.append(values.reshape(shape))
+    return results
+
+
+def compare(name, actual, expected, atol, rtol):
+    """Prints `name: PASS` when all elements agree within atol + rtol*|e|."""
+    expected = np.asarray(expected, dtype=np.float64)
+    if actual.shape != expected.shape:
+        print(f"{name}: FAIL shape {list(actual.shape)} != {list(expected.shape)}")
+        return
+    error = np.abs(actual - expected)
+    both_nan = np.isnan(actual) & np.isnan(expected)
+    bad = ~(error <= atol + rtol * np.abs(expected)) & ~both_nan
+    error = np.where(both_nan, 0.0, error)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        print(f"{name}: FAIL at {where}: got {actual[where]}, "
+              f"expected {expected[where]} ({int(bad.sum())} elements)")
+    else:
+        print(f"{name}: PASS (max error {error.max() if error.size else 0:.2e})")
+
+
+def to_bf16(values):
+    """Rounds to the nearest bf16 (ties to even), returned as float64."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return rounded.astype(np.uint32).view(np.float32).astype(np.float64)

@@ -1,0 +1,60 @@
+// linnet.attention becomes a chain of linalg.generic ops over the query heads
+// viewed as [Hk, G]: scores, mask, row max, exp, row sum, weighted sum and a
+// normalizing round to the element type.
+// RUN: linnet-opt %s --linnet-lower-to-linalg | FileCheck %s
+
+// CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
+// CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
+// CHECK-DAG: #[[SCORES:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[ID5:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0)>
+// CHECK-DAG: #[[REDUCED:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[V:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>
+
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: (%[[QUERY:.*]]: tensor<2x4x3x8xbf16>, %[[KEY:.*]]: tensor<2x2x5x8xbf16>, %[[VALUE:.*]]: tensor<2x2x5x6xbf16>, %[[OFFSET:.*]]: tensor<2xi32>, %[[SCALE:.*]]: f32, %[[LENGTHS:.*]]: tensor<2xi32>)
+func.func @attention(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
+                     %v: tensor<2x2x5x6xbf16>, %offset: tensor<2xi32>,
+                     %scale: f32, %lengths: tensor<2xi32>)
+    -> tensor<2x4x3x6xbf16> {
+  // CHECK-NOT: linnet.
+  // CHECK: %[[GROUPED:.*]] = tensor.expand_shape %[[QUERY]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 2, 3, 8]
+  // CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[Q]], #[[K]], #[[SCORES]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+  // CHECK-SAME: ins(%[[GROUPED]], %[[KEY]] : {{.*}}) outs({{.*}} : tensor<2x2x2x3x5xf32>)
+  // CHECK: arith.extf
+  // CHECK: %[[MASKED:.*]] = linalg.generic {indexing_maps = [#[[ID5]], #[[ROW]], #[[ROW]], #[[ID5]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+  // CHECK-SAME: ins(%[[S]], %[[OFFSET]], %[[LENGTHS]]
+  // CHECK: arith.mulf %{{.*}}, %[[SCALE]]
+  // CHECK: %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%[[MASKED]]
+  // CHECK: arith.maximumf
+  // CHECK: %[[WEIGHTS:.*]] = linalg.generic {{.*}} ins(%[[MASKED]], %[[MAX]]
+  // CHECK: math.exp
+  // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[WEIGHTS]] :
+  // CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[Q]], #[[V]], #[[SCORES]]]
+  // CHECK-SAME: ins(%[[WEIGHTS]], %[[VALUE]] :
+  // CHECK: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[ACC]], %[[SUM]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x3x6xbf16>)
+  // CHECK: arith.divf
+  // CHECK: arith.truncf %{{.*}} : f32 to bf16
+  // CHECK: %[[RESULT:.*]] = tensor.collapse_shape %[[OUT]] {{\[}}[0], [1, 2], [3], [4]] : tensor<2x2x2x3x6xbf16> into tensor<2x4x3x6xbf16>
+  // CHECK: return %[[RESULT]]
+  %0 = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths
+      : (tensor<2x4x3x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x6xbf16>,
+         tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x4x3x6xbf16>
+  return %0 : tensor<2x4x3x6xbf16>
+}
+
+// Dynamic query heads: the group size G = Hq / Hk is computed at run time.
+// CHECK-LABEL: func.func @attention_dynamic
+func.func @attention_dynamic(%q: tensor<?x?x?x64xf32>, %k: tensor<?x2x?x64xf32>,
+                             %v: tensor<?x2x?x64xf32>, %offset: tensor<?xi32>,
+                             %scale: f32) -> tensor<?x?x?x64xf32> {
+  // CHECK: %[[HQ:.*]] = tensor.dim %{{.*}}, %c1
+  // CHECK: %[[G:.*]] = arith.divui %[[HQ]], %c2
+  // CHECK: tensor.expand_shape {{.*}} output_shape [%{{.*}}, 2, %[[G]], %{{.*}}, 64] : tensor<?x?x?x64xf32> into tensor<?x2x?x?x64xf32>
+  // CHECK-NOT: linnet.
+  // CHECK: tensor.collapse_shape {{.*}} : tensor<?x2x?x?x64xf32> into tensor<?x?x?x64xf32>
+  %0 = linnet.attention %q, %k, %v, %offset, %scale
+      : (tensor<?x?x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>,
+         tensor<?xi32>, f32) -> tensor<?x?x?x64xf32>
+  return %0 : tensor<?x?x?x64xf32>
+}

@@ -1,0 +1,61 @@
+// Runs the lowering of linnet.expert_matmul on the CPU and compares it with
+// the numpy reference in Inputs/expert_matmul.py.
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg \
+// RUN:   | mlir-opt %lower-to-llvm | %run-main \
+// RUN:   | %refpython %S/Inputs/expert_matmul.py | FileCheck %s
+//
+// Tolerance, f32: 1e-5 absolute plus 1e-4 relative (inputs differ by about
+// 1e-7 between f32 here and f64 in numpy; printing keeps six digits).
+// bf16: 1e-5 relative, i.e. the same bf16 value: numpy rounds its f64 sum
+// once to bf16 like the lowering rounds its f32 sum, and for these inputs no
+// sum is close enough to a rounding tie for the two to differ (a wrong
+// rounding would show up as a 2^-8 relative error).
+
+// R = 3 rows, K = 2 slots, In = 5, Out = 4, X = 3 experts; expert ids 3 and
+// -1 are out of range and give zero rows.
+// CHECK: expert_matmul shared input: PASS
+// CHECK: expert_matmul per-slot input: PASS
+// CHECK: expert_matmul bf16: PASS
+func.func @main() {
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %s1 = arith.constant 0.1 : f32
+  %s2 = arith.constant 0.2 : f32
+  %s3 = arith.constant 0.3 : f32
+  %x0 = call @sin_2d(%c3, %c5, %s1, %one, %zero)
+      : (index, index, f32, f32, f32) -> tensor<?x?xf32>
+  %xk0 = call @sin_3d(%c3, %c2, %c5, %s2, %one, %zero)
+      : (index, index, index, f32, f32, f32) -> tensor<?x?x?xf32>
+  %w0 = call @sin_3d(%c3, %c4, %c5, %s3, %one, %zero)
+      : (index, index, index, f32, f32, f32) -> tensor<?x?x?xf32>
+  %x = tensor.cast %x0 : tensor<?x?xf32> to tensor<3x5xf32>
+  %xk = tensor.cast %xk0 : tensor<?x?x?xf32> to tensor<3x2x5xf32>
+  %w = tensor.cast %w0 : tensor<?x?x?xf32> to tensor<3x4x5xf32>
+  %experts = arith.constant dense<[[0, 2], [1, 3], [-1, 2]]> : tensor<3x2xi32>
+
+  %y = linnet.expert_matmul %x, %w, %experts
+      : (tensor<3x5xf32>, tensor<3x4x5xf32>, tensor<3x2xi32>) -> tensor<3x2x4xf32>
+  %printed = tensor.cast %y : tensor<3x2x4xf32> to tensor<*xf32>
+  call @printMemrefF32(%printed) : (tensor<*xf32>) -> ()
+
+  %yk = linnet.expert_matmul %xk, %w, %experts
+      : (tensor<3x2x5xf32>, tensor<3x4x5xf32>, tensor<3x2xi32>) -> tensor<3x2x4xf32>
+  %printed_k = tensor.cast %yk : tensor<3x2x4xf32> to tensor<*xf32>
+  call @printMemrefF32(%printed_k) : (tensor<*xf32>) -> ()
+
+  // The same with bf16 operands and result, with dynamic shapes.
+  %xb = call @to_bf16_2d(%x0) : (tensor<?x?xf32>) -> tensor<?x?xbf16>
+  %wb = call @to_bf16_3d(%w0) : (tensor<?x?x?xf32>) -> tensor<?x?x?xbf16>
+  %ids = tensor.cast %experts : tensor<3x2xi32> to tensor<?x?xi32>
+  %yb = linnet.expert_matmul %xb, %wb, %ids
+      : (tensor<?x?xbf16>, tensor<?x?x?xbf16>, tensor<?x?xi32>)
+      -> tensor<?x?x?xbf16>
+  %yb32 = call @from_bf16_3d(%yb) : (tensor<?x?x?xbf16>) -> tensor<?x?x?xf32>
+  %printed_b = tensor.cast %yb32 : tensor<?x?x?xf32> to tensor<*xf32>
+  call @printMemrefF32(%printed_b) : (tensor<*xf32>) -> ()
+  return
+}

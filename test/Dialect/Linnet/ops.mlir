@@ -1,0 +1,87 @@
+// Every linnet operation prints and parses back unchanged, with static and
+// dynamic shapes and with optional operands present and absent.
+// RUN: linnet-opt %s | linnet-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
+                     %v: tensor<2x2x5x6xbf16>, %offset: tensor<2xi32>,
+                     %scale: f32, %lengths: tensor<2xi32>)
+    -> (tensor<2x4x3x6xbf16>, tensor<2x4x3x6xbf16>) {
+  // CHECK: linnet.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+  // CHECK-SAME: (tensor<2x4x3x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x6xbf16>, tensor<2xi32>, f32) -> tensor<2x4x3x6xbf16>
+  %0 = linnet.attention %q, %k, %v, %offset, %scale
+      : (tensor<2x4x3x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x6xbf16>,
+         tensor<2xi32>, f32) -> tensor<2x4x3x6xbf16>
+  // CHECK: linnet.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lengths %{{.*}} :
+  // CHECK-SAME: tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x4x3x6xbf16>
+  %1 = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths
+      : (tensor<2x4x3x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x6xbf16>,
+         tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x4x3x6xbf16>
+  return %0, %1 : tensor<2x4x3x6xbf16>, tensor<2x4x3x6xbf16>
+}
+
+// CHECK-LABEL: func.func @attention_dynamic
+func.func @attention_dynamic(%q: tensor<?x?x?x64xf32>, %k: tensor<?x2x?x64xf32>,
+                             %v: tensor<?x2x?x64xf32>, %offset: tensor<?xi32>,
+                             %scale: f32) -> tensor<?x?x?x64xf32> {
+  // CHECK: linnet.attention
+  // CHECK-SAME: -> tensor<?x?x?x64xf32>
+  %0 = linnet.attention %q, %k, %v, %offset, %scale
+      : (tensor<?x?x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>,
+         tensor<?xi32>, f32) -> tensor<?x?x?x64xf32>
+  return %0 : tensor<?x?x?x64xf32>
+}
+
+// CHECK-LABEL: func.func @delta_rule
+func.func @delta_rule(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>,
+                      %v: tensor<2x5x3x6xf32>, %beta: tensor<2x5x3xf32>,
+                      %g: tensor<2x5x3xf32>, %init: tensor<2x3x4x6xf32>,
+                      %lengths: tensor<2xi32>)
+    -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>) {
+  // CHECK: %{{.*}}, %{{.*}} = linnet.delta_rule %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+  // CHECK-SAME: -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %init, %lengths
+      : (tensor<2x5x3x4xf32>, tensor<2x5x3x4xf32>, tensor<2x5x3x6xf32>,
+         tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x3x4x6xf32>,
+         tensor<2xi32>) -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+  return %out, %final : tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>
+}
+
+// CHECK-LABEL: func.func @causal_conv
+func.func @causal_conv(%x: tensor<2x?x3xbf16>, %taps: tensor<3x4xbf16>,
+                       %history: tensor<2x3x3xbf16>, %lengths: tensor<2xi32>)
+    -> (tensor<2x?x3xbf16>, tensor<2x3x3xbf16>) {
+  // CHECK: %{{.*}}, %{{.*}} = linnet.causal_conv %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+  // CHECK-SAME: (tensor<2x?x3xbf16>, tensor<3x4xbf16>, tensor<2x3x3xbf16>, tensor<2xi32>) -> (tensor<2x?x3xbf16>, tensor<2x3x3xbf16>)
+  %y, %h = linnet.causal_conv %x, %taps, %history, %lengths
+      : (tensor<2x?x3xbf16>, tensor<3x4xbf16>, tensor<2x3x3xbf16>,
+         tensor<2xi32>) -> (tensor<2x?x3xbf16>, tensor<2x3x3xbf16>)
+  return %y, %h : tensor<2x?x3xbf16>, tensor<2x3x3xbf16>
+}
+
+// CHECK-LABEL: func.func @expert_matmul
+func.func @expert_matmul(%x: tensor<3x16xf16>, %xk: tensor<3x2x16xf16>,
+                         %w: tensor<8x32x16xf16>, %ids: tensor<3x2xi32>)
+    -> (tensor<3x2x32xf16>, tensor<3x2x32xf16>) {
+  // CHECK: linnet.expert_matmul %{{.*}}, %{{.*}}, %{{.*}} : (tensor<3x16xf16>, tensor<8x32x16xf16>, tensor<3x2xi32>) -> tensor<3x2x32xf16>
+  %0 = linnet.expert_matmul %x, %w, %ids
+      : (tensor<3x16xf16>, tensor<8x32x16xf16>, tensor<3x2xi32>)
+      -> tensor<3x2x32xf16>
+  // CHECK: linnet.expert_matmul %{{.*}}, %{{.*}}, %{{.*}} : (tensor<3x2x16xf16>, tensor<8x32x16xf16>, tensor<3x2xi32>) -> tensor<3x2x32xf16>
+  %1 = linnet.expert_matmul %xk, %w, %ids
+      : (tensor<3x2x16xf16>, tensor<8x32x16xf16>, tensor<3x2xi32>)
+      -> tensor<3x2x32xf16>
+  return %0, %1 : tensor<3x2x32xf16>, tensor<3x2x32xf16>
+}
+
+// CHECK-LABEL: func.func @topk_and_rank
+func.func @topk_and_rank(%x: tensor<4x?xf32>)
+    -> (tensor<4x8xf32>, tensor<4x8xi32>, tensor<4x?xi32>) {
+  // CHECK: %{{.*}}, %{{.*}} = linnet.topk %{{.*}} {k = 8 : i64} : tensor<4x?xf32> -> tensor<4x8xf32>, tensor<4x8xi32>
+  %values, %indices = linnet.topk %x {k = 8 : i64}
+      : tensor<4x?xf32> -> tensor<4x8xf32>, tensor<4x8xi32>
+  // CHECK: linnet.rank %{{.*}} : tensor<4x?xf32> -> tensor<4x?xi32>
+  %rank = linnet.rank %x : tensor<4x?xf32> -> tensor<4x?xi32>
+  return %values, %indices, %rank
+      : tensor<4x8xf32>, tensor<4x8xi32>, tensor<4x?xi32>
+}

@@ -1,0 +1,65 @@
+//===- ModelCompiler.cpp - From sources to lowered MLIR -------------------===//
+//
+// `emit`, `run` and (later) `build` share one path: check the bodies, bind
+// the generics, prove the obligations, generate the entries' IR, then lower
+// it stage by stage with the linnet passes and the CPU target's pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+
+#include "linnet/Conversion/Passes.h"
+#include "linnet/IRGen/IRGen.h"
+#include "linnet/InitLinnet.h"
+#include "linnet/Target/CPU/CpuPipeline.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace linnet;
+using namespace linnet::driver;
+
+bool linnet::driver::compileModel(DriverSession &session,
+                                  llvm::ArrayRef<std::string> bindArgs,
+                                  llvm::ArrayRef<std::string> entries,
+                                  LoweringStage stage,
+                                  CompiledModel &compiled) {
+  DiagnosticEngine &diags = session.diags;
+  compiled.checked = checkBodies(session.program, diags);
+  if (diags.hadError())
+    return false;
+  compiled.bound = bindModel(session.program, bindArgs, diags);
+  if (!compiled.bound ||
+      !proveObligations(compiled.checked, *compiled.bound, diags))
+    return false;
+  compiled.parameters = listParameters(session.program, *compiled.bound);
+
+  mlir::DialectRegistry registry;
+  registerLinnetDialects(registry);
+  compiled.context.appendDialectRegistry(registry);
+  compiled.context.loadAllAvailableDialects();
+  compiled.module =
+      generateIR(compiled.context, session.program, compiled.checked,
+                 *compiled.bound, compiled.parameters, entries, diags);
+  if (!compiled.module)
+    return false;
+  if (stage == LoweringStage::Linnet)
+    return true;
+
+  mlir::PassManager pm(&compiled.context);
+  pm.addPass(createLinnetLowerToLinalg());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  if (stage != LoweringStage::Linalg)
+    buildCpuPipeline(pm, CpuPipelineOptions(),
+                     stage == LoweringStage::Loops ? CpuStage::Loops
+                                                   : CpuStage::LLVM);
+  // MLIR's own diagnostics (a pass failing) go to standard error with
+  // their locations, which are Linnet source locations.
+  if (mlir::failed(pm.run(*compiled.module))) {
+    reportError("lowering failed (a compiler bug); the messages above say "
+                "where");
+    return false;
+  }
+  return true;
+}
