@@ -14,6 +14,7 @@
 
 #include "linnet/IRGen/IRGen.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -99,6 +100,7 @@ public:
   mlir::OpBuilder builder;
   mlir::Location loc(llvm::SMRange range);
   mlir::Type mlirElement(ElementType element);
+  ElementType elementOf(mlir::Type type);
   mlir::RankedTensorType tensorType(const DimList &dims, ElementType element);
   /// An index value for an entry-level size.
   mlir::Value indexValue(const ShapeExpr &size, mlir::Location loc);
@@ -157,13 +159,25 @@ public:
   llvm::StringMap<unsigned> parameterIndex;
   llvm::ArrayRef<ModelParameter> parameters;
 
-  std::vector<Frame> frames;
-  Frame &frame() { return frames.back(); }
-  /// The current entry function's arguments for parameters and its own
-  /// sizes (`B`, `S`) as index values.
-  llvm::SmallVector<mlir::Value> parameterArguments;
-  std::map<std::string, mlir::Value> entrySizes;
-  std::map<std::string, mlir::Value> indexCache;
+  /// What is being generated into one MLIR function: an entry, or a block
+  /// function outlined so that every layer calls the same code.
+  struct FunctionState {
+    std::vector<Frame> frames;
+    /// Parameters by path relative to the function's block instance, and
+    /// the function arguments that carry them.
+    llvm::StringMap<unsigned> parameterIndex;
+    llvm::SmallVector<const ModelParameter *> parameterDecls;
+    llvm::SmallVector<std::string> parameterPaths; ///< relative, as indexed
+    llvm::SmallVector<mlir::Value> parameterArguments;
+    /// The function's own sizes (`B`, `S`) as index values.
+    std::map<std::string, mlir::Value> entrySizes;
+    std::map<std::string, mlir::Value> indexCache;
+  };
+  FunctionState current;
+  Frame &frame() { return current.frames.back(); }
+  mlir::ModuleOp module;
+  /// Outlined functions by block instance and function name.
+  std::map<std::string, mlir::func::FuncOp> outlined;
 
 private:
   GenValue generateNode(const ast::IntegerLiteral &literal,
@@ -188,6 +202,18 @@ private:
   GenValue inlineCall(const BlockDecl &block, const FnDecl &fn,
                       const std::string &path, Substitution generics,
                       std::vector<GenValue> arguments, llvm::SMRange at);
+  /// Calls `fn` of the sub-block at `path` as a function of its own,
+  /// generated once per block instance; nullopt when it cannot be (then it
+  /// is inlined).
+  std::optional<GenValue> outlinedCall(const BlockDecl &block, const FnDecl &fn,
+                                       const std::string &path,
+                                       const Substitution &generics,
+                                       std::vector<GenValue> arguments,
+                                       llvm::SMRange at);
+  /// Binds the function's own sizes to the dimensions of its arguments.
+  void bindArgumentSizes(llvm::ArrayRef<ValueType> types,
+                         llvm::ArrayRef<mlir::Value> arguments,
+                         llvm::ArrayRef<llvm::SMRange> locations);
   bool body(const ast::Body &body, GenValue &result, bool &returned);
   void bindPattern(const ast::Pattern &pattern, const GenValue &value);
   Substitution composeGenerics(const Substitution &inCaller);

@@ -36,10 +36,7 @@ Generator::Generator(mlir::MLIRContext &context, const Program &program,
                      llvm::ArrayRef<ModelParameter> parameters,
                      DiagnosticEngine &diags)
     : builder(&context), context(context), program(program), checked(checked),
-      model(model), diags(diags), parameters(parameters) {
-  for (size_t i = 0; i < parameters.size(); ++i)
-    parameterIndex[parameters[i].path] = unsigned(i);
-}
+      model(model), diags(diags), parameters(parameters) {}
 
 bool Generator::fail(llvm::SMRange range, const std::string &what,
                      const std::string &why) {
@@ -61,7 +58,7 @@ mlir::Location Generator::loc(llvm::SMRange range) {
           line, column);
     }
   }
-  if (!frames.empty() && frame().caller)
+  if (!current.frames.empty() && frame().caller)
     return mlir::CallSiteLoc::get(location, frame().caller);
   return location;
 }
@@ -209,6 +206,29 @@ mlir::Type Generator::mlirElement(ElementType element) {
   return builder.getF32Type();
 }
 
+ElementType Generator::elementOf(mlir::Type type) {
+  if (type.isBF16())
+    return ElementType::BF16;
+  if (type.isF16())
+    return ElementType::F16;
+  if (type.isF32())
+    return ElementType::F32;
+  if (type.isF64())
+    return ElementType::F64;
+  switch (type.getIntOrFloatBitWidth()) {
+  case 1:
+    return ElementType::I1;
+  case 8:
+    return ElementType::I8;
+  case 16:
+    return ElementType::I16;
+  case 32:
+    return ElementType::I32;
+  default:
+    return ElementType::I64;
+  }
+}
+
 static std::optional<int64_t> constantSize(const ShapeExpr &size) {
   auto value = size.constantValue();
   if (!value || !value->isInteger())
@@ -230,7 +250,7 @@ mlir::Value Generator::indexValue(const ShapeExpr &size, mlir::Location at) {
   if (auto value = constantSize(size))
     return mlir::arith::ConstantIndexOp::create(builder, at, *value);
   std::string key = size.str();
-  if (auto it = indexCache.find(key); it != indexCache.end())
+  if (auto it = current.indexCache.find(key); it != current.indexCache.end())
     return it->second;
   // Sum of terms; each an integer coefficient times a product of sizes
   // (a rational coefficient divides the product exactly: `B * S / 2`).
@@ -238,8 +258,8 @@ mlir::Value Generator::indexValue(const ShapeExpr &size, mlir::Location at) {
   for (const ShapeExpr::Term &term : size.getTerms()) {
     mlir::Value product;
     for (const ShapeSymbol &symbol : term.monomial) {
-      auto it = entrySizes.find(symbol.name);
-      if (it == entrySizes.end()) {
+      auto it = current.entrySizes.find(symbol.name);
+      if (it == current.entrySizes.end()) {
         fail({}, symbol.name, "the size is known only at run time");
         return mlir::arith::ConstantIndexOp::create(builder, at, 1);
       }
@@ -266,7 +286,7 @@ mlir::Value Generator::indexValue(const ShapeExpr &size, mlir::Location at) {
   }
   if (!sum)
     sum = mlir::arith::ConstantIndexOp::create(builder, at, 0);
-  indexCache[key] = sum;
+  current.indexCache[key] = sum;
   return sum;
 }
 
@@ -315,14 +335,40 @@ mlir::Value Generator::filledTensor(const DimList &dims, ElementType element,
 // Entries
 //===----------------------------------------------------------------------===//
 
+void Generator::bindArgumentSizes(llvm::ArrayRef<ValueType> types,
+                                  llvm::ArrayRef<mlir::Value> arguments,
+                                  llvm::ArrayRef<llvm::SMRange> locations) {
+  // Each size comes from the first argument dimension that is exactly it.
+  for (size_t i = 0; i < types.size(); ++i) {
+    const ValueType &type = types[i];
+    if (type.kind != ValueType::Tensor)
+      continue;
+    for (size_t d = 0; d < type.dims.size(); ++d) {
+      if (type.dims[d].isSpread())
+        continue;
+      const ShapeExpr &size = *type.dims[d].size;
+      auto symbols = size.symbols();
+      if (symbols.size() != 1 || size != ShapeExpr::symbol(symbols[0]) ||
+          current.entrySizes.count(symbols[0].name))
+        continue;
+      current.entrySizes[symbols[0].name] = mlir::tensor::DimOp::create(
+          builder, loc(locations[i]), arguments[i], int64_t(d));
+    }
+  }
+}
+
 bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
   const CheckedFunction *function = checked.find(model.root, entry.name);
   if (!function || !function->ok)
     return fail(entry.loc, entry.name, "the entry did not check");
-  frames.clear();
-  indexCache.clear();
-  entrySizes.clear();
-  parameterArguments.clear();
+  this->module = module;
+  current = FunctionState();
+  for (const ModelParameter &parameter : parameters) {
+    current.parameterIndex[parameter.path] =
+        unsigned(current.parameterDecls.size());
+    current.parameterDecls.push_back(&parameter);
+    current.parameterPaths.push_back(parameter.path);
+  }
 
   Frame root;
   root.block = model.root;
@@ -340,7 +386,7 @@ bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
     root.generics.sizes[generic.name] = ShapeExpr::symbol(generic.symbol());
   }
   addQuotients(root);
-  frames.push_back(std::move(root));
+  current.frames.push_back(std::move(root));
 
   // Parameters first, then the entry's own arguments.
   llvm::SmallVector<mlir::Type> argumentTypes;
@@ -351,11 +397,13 @@ bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
     argumentTypes.push_back(tensorType(dims, parameter.element));
   }
   std::vector<ValueType> entryTypes;
+  std::vector<llvm::SMRange> entryLocs;
   for (const FnParamDecl &param : entry.params) {
     ValueType type = instantiateType(param.type, frame().generics);
     if (type.kind != ValueType::Tensor)
       return fail(param.loc, entry.name, "arguments must be tensors");
     entryTypes.push_back(type);
+    entryLocs.push_back(param.loc);
     argumentTypes.push_back(
         tensorType(type.dims, resolveElement(type.element)));
   }
@@ -380,25 +428,17 @@ bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
   mlir::Block *block = func.addEntryBlock();
   builder.setInsertionPointToStart(block);
   for (size_t i = 0; i < parameters.size(); ++i)
-    parameterArguments.push_back(block->getArgument(unsigned(i)));
+    current.parameterArguments.push_back(block->getArgument(unsigned(i)));
 
-  // The entry's sizes come from the first argument dimension that is one.
   frame().scopes.emplace_back();
+  llvm::SmallVector<mlir::Value> entryArguments;
   for (size_t i = 0; i < entry.params.size(); ++i) {
     mlir::Value argument = block->getArgument(unsigned(parameters.size() + i));
-    const ValueType &type = entryTypes[i];
-    for (size_t d = 0; d < type.dims.size(); ++d) {
-      const ShapeExpr &size = *type.dims[d].size;
-      auto symbols = size.symbols();
-      if (symbols.size() != 1 || size != ShapeExpr::symbol(symbols[0]) ||
-          entrySizes.count(symbols[0].name))
-        continue;
-      entrySizes[symbols[0].name] = mlir::tensor::DimOp::create(
-          builder, loc(entry.params[i].loc), argument, int64_t(d));
-    }
-    frame().scopes.back()[entry.params[i].name] =
-        GenValue::ofTensor(argument, type.dims, resolveElement(type.element));
+    entryArguments.push_back(argument);
+    frame().scopes.back()[entry.params[i].name] = GenValue::ofTensor(
+        argument, entryTypes[i].dims, resolveElement(entryTypes[i].element));
   }
+  bindArgumentSizes(entryTypes, entryArguments, entryLocs);
 
   GenValue result;
   bool returned = false;
@@ -413,8 +453,240 @@ bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
   if (value.getType() != mlirResult)
     value = mlir::tensor::CastOp::create(builder, entryLoc, mlirResult, value);
   mlir::func::ReturnOp::create(builder, entryLoc, value);
-  frames.clear();
+  current = FunctionState();
   return !failed;
+}
+
+/// Whether calls of `block`'s functions become functions of their own: a
+/// block with sub-blocks is a layer or a mixer, big enough that sharing its
+/// code between instances pays; leaves (Linear, norms) are inlined so that
+/// their elementwise work fuses with their neighbours.
+static bool isOutlinedBlock(const BlockDecl &block) {
+  for (const MemberDecl &member : block.members)
+    if (std::holds_alternative<SubDecl>(member))
+      return true;
+  return false;
+}
+
+std::optional<GenValue>
+Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
+                        const std::string &path, const Substitution &generics,
+                        std::vector<GenValue> arguments, llvm::SMRange at) {
+  const CheckedFunction *function = checked.find(&block, fn.name);
+  if (!function || !function->ok || function->writesState ||
+      !isOutlinedBlock(block) || !fn.result)
+    return std::nullopt;
+  // The callee's frame: its block's generics as bound, its own generics as
+  // fresh symbols whose values it reads off its arguments.
+  Frame callee;
+  callee.block = &block;
+  callee.function = function;
+  for (const GenericDecl &generic : block.generics) {
+    if (auto it = generics.sizes.find(generic.name);
+        it != generics.sizes.end()) {
+      if (!it->second.isConstant())
+        return std::nullopt;
+      callee.generics.sizes.insert(*it);
+    }
+    if (auto it = generics.elements.find(generic.name);
+        it != generics.elements.end())
+      callee.generics.elements.insert(*it);
+    if (generics.shapes.count(generic.name))
+      return std::nullopt;
+  }
+  for (const GenericDecl &generic : fn.generics) {
+    if (generic.kind != GenericKind::Dim)
+      return std::nullopt;
+    callee.generics.sizes[generic.name] = ShapeExpr::symbol(generic.symbol());
+  }
+  addQuotients(callee);
+  std::vector<ValueType> paramTypes;
+  for (const FnParamDecl &param : fn.params) {
+    paramTypes.push_back(instantiateType(param.type, callee.generics));
+    if (paramTypes.back().kind != ValueType::Tensor)
+      return std::nullopt;
+  }
+  // Every own generic must be some argument's dimension.
+  for (const GenericDecl &generic : fn.generics) {
+    bool found = false;
+    for (const ValueType &type : paramTypes)
+      for (const ValueDim &dim : type.dims)
+        found |= dim.size && *dim.size == ShapeExpr::symbol(generic.symbol());
+    if (!found)
+      return std::nullopt;
+  }
+  ValueType resultType = instantiateType(*fn.result, callee.generics);
+  std::vector<ValueType> resultTypes = resultType.kind == ValueType::Tuple
+                                           ? resultType.elements
+                                           : std::vector<ValueType>{resultType};
+  for (const ValueType &type : resultTypes)
+    if (type.kind != ValueType::Tensor)
+      return std::nullopt;
+
+  // The parameters of the block instance's subtree, by relative path.
+  std::string prefix = path + ".";
+  llvm::SmallVector<mlir::Value> parameterValues;
+  FunctionState inner;
+  for (size_t i = 0; i < current.parameterDecls.size(); ++i) {
+    llvm::StringRef relative = current.parameterPaths[i];
+    if (!relative.starts_with(prefix))
+      continue;
+    inner.parameterIndex[relative.drop_front(prefix.size())] =
+        unsigned(inner.parameterDecls.size());
+    inner.parameterDecls.push_back(current.parameterDecls[i]);
+    inner.parameterPaths.push_back(relative.drop_front(prefix.size()).str());
+    parameterValues.push_back(current.parameterArguments[i]);
+  }
+
+  std::string key = block.qualifiedName() + "." + fn.name;
+  std::string name = block.name + "." + fn.name;
+  for (const GenericDecl &generic : block.generics) {
+    if (auto it = callee.generics.sizes.find(generic.name);
+        it != callee.generics.sizes.end())
+      key += "|" + it->second.str();
+    if (auto it = callee.generics.elements.find(generic.name);
+        it != callee.generics.elements.end())
+      key += "|" + it->second.name;
+  }
+  mlir::func::FuncOp func;
+  if (auto it = outlined.find(key); it != outlined.end()) {
+    func = it->second;
+  } else {
+    // Argument types: the parameters' types, then the callee's view of its
+    // arguments (its own generics dynamic).
+    llvm::SmallVector<mlir::Type> argumentTypes;
+    for (const ModelParameter *parameter : inner.parameterDecls) {
+      DimList dims;
+      for (int64_t size : parameter->shape)
+        dims.push_back(ValueDim::of(ShapeExpr::constant(size)));
+      argumentTypes.push_back(tensorType(dims, parameter->element));
+    }
+    std::vector<Frame> savedFrames;
+    llvm::SmallVector<mlir::Type> results;
+    {
+      // Types are resolved in the callee's frame.
+      FunctionState saved = std::move(current);
+      current = FunctionState();
+      current.frames.push_back(callee);
+      for (const ValueType &type : paramTypes)
+        argumentTypes.push_back(
+            tensorType(type.dims, resolveElement(type.element)));
+      for (const ValueType &type : resultTypes)
+        results.push_back(tensorType(type.dims, resolveElement(type.element)));
+      current = std::move(saved);
+    }
+    mlir::OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(module.getBody());
+    mlir::Location fnLoc = mlir::FileLineColLoc::get(&context, "", 0, 0);
+    {
+      llvm::SourceMgr &sourceMgr = diags.getSourceMgr();
+      unsigned buffer = sourceMgr.FindBufferContainingLoc(fn.loc.Start);
+      if (buffer != 0) {
+        auto [line, column] = sourceMgr.getLineAndColumn(fn.loc.Start, buffer);
+        fnLoc = mlir::FileLineColLoc::get(
+            &context, sourceMgr.getMemoryBuffer(buffer)->getBufferIdentifier(),
+            line, column);
+      }
+    }
+    std::string symbol = name;
+    for (unsigned n = 1; module.lookupSymbol(symbol); ++n)
+      symbol = name + "." + std::to_string(n);
+    func = mlir::func::FuncOp::create(
+        builder, fnLoc, symbol,
+        builder.getFunctionType(argumentTypes, results));
+    func.setPrivate();
+    for (size_t i = 0; i < inner.parameterDecls.size(); ++i)
+      func.setArgAttr(unsigned(i), "linnet.parameter",
+                      builder.getStringAttr(inner.parameterPaths[i]));
+    outlined[key] = func;
+
+    mlir::Block *entryBlock = func.addEntryBlock();
+    builder.setInsertionPointToStart(entryBlock);
+    FunctionState saved = std::move(current);
+    current = std::move(inner);
+    inner = FunctionState();
+    for (size_t i = 0; i < current.parameterDecls.size(); ++i)
+      current.parameterArguments.push_back(
+          entryBlock->getArgument(unsigned(i)));
+    current.frames.push_back(callee);
+    frame().scopes.emplace_back();
+    llvm::SmallVector<mlir::Value> own;
+    std::vector<llvm::SMRange> ownLocs;
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      mlir::Value argument =
+          entryBlock->getArgument(unsigned(current.parameterDecls.size() + i));
+      own.push_back(argument);
+      ownLocs.push_back(fn.params[i].loc);
+      frame().scopes.back()[fn.params[i].name] = GenValue::ofTensor(
+          argument, paramTypes[i].dims, resolveElement(paramTypes[i].element));
+    }
+    bindArgumentSizes(paramTypes, own, ownLocs);
+    GenValue result;
+    bool returned = false;
+    bool ok = body(fn.syntax->body, result, returned) && returned && !failed;
+    if (ok) {
+      std::vector<GenValue> values =
+          resultTypes.size() == 1 && result.kind != GenValue::Tuple
+              ? std::vector<GenValue>{result}
+              : result.elements;
+      llvm::SmallVector<mlir::Value> returnedValues;
+      for (size_t i = 0; i < values.size() && i < results.size(); ++i) {
+        GenValue value =
+            asTensor(values[i], resolveElement(resultTypes[i].element), fnLoc);
+        mlir::Value tensor = value.tensor;
+        if (tensor && tensor.getType() != results[i])
+          tensor =
+              mlir::tensor::CastOp::create(builder, fnLoc, results[i], tensor);
+        returnedValues.push_back(tensor);
+      }
+      ok = returnedValues.size() == results.size();
+      if (ok)
+        mlir::func::ReturnOp::create(builder, fnLoc, returnedValues);
+    }
+    current = std::move(saved);
+    if (!ok) {
+      if (!failed)
+        fail(fn.loc, fn.name, "the function does not return its result");
+      return GenValue();
+    }
+  }
+
+  // The call: parameters, then the arguments cast to the callee's types.
+  mlir::Location callLoc = loc(at);
+  llvm::SmallVector<mlir::Value> operands(parameterValues);
+  mlir::FunctionType type = func.getFunctionType();
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    unsigned index = unsigned(parameterValues.size() + i);
+    auto expected = mlir::cast<mlir::RankedTensorType>(type.getInput(index));
+    GenValue argument =
+        asTensor(arguments[i], elementOf(expected.getElementType()), callLoc);
+    if (!argument.isTensor())
+      return GenValue();
+    mlir::Value value = argument.tensor;
+    if (value.getType() != expected)
+      value = mlir::tensor::CastOp::create(builder, callLoc, expected, value);
+    operands.push_back(value);
+  }
+  auto call = mlir::func::CallOp::create(builder, callLoc, func, operands);
+  // Results in the caller's terms.
+  ValueType callerResult = instantiateType(*fn.result, generics);
+  std::vector<ValueType> callerTypes =
+      callerResult.kind == ValueType::Tuple
+          ? callerResult.elements
+          : std::vector<ValueType>{callerResult};
+  std::vector<GenValue> values;
+  for (size_t i = 0; i < callerTypes.size(); ++i) {
+    ElementType element = resolveElement(callerTypes[i].element);
+    DimList dims = callerTypes[i].dims;
+    mlir::Value value = call.getResult(unsigned(i));
+    mlir::RankedTensorType wanted = tensorType(dims, element);
+    if (value.getType() != wanted)
+      value = mlir::tensor::CastOp::create(builder, callLoc, wanted, value);
+    values.push_back(GenValue::ofTensor(value, dims, element));
+  }
+  if (callerResult.kind == ValueType::Tuple)
+    return GenValue::tuple(std::move(values));
+  return values.front();
 }
 
 //===----------------------------------------------------------------------===//
@@ -524,16 +796,16 @@ GenValue Generator::memberOf(const GenValue &owner, const std::string &name,
   }
   if (std::get_if<ParamDecl>(member)) {
     std::string path = joinPath(owner.path, name);
-    auto it = parameterIndex.find(path);
-    if (it == parameterIndex.end()) {
+    auto it = current.parameterIndex.find(path);
+    if (it == current.parameterIndex.end()) {
       fail(range, path, "the parameter is not in the model's parameter list");
       return {};
     }
-    const ModelParameter &parameter = parameters[it->second];
+    const ModelParameter &parameter = *current.parameterDecls[it->second];
     DimList dims;
     for (int64_t size : parameter.shape)
       dims.push_back(ValueDim::of(ShapeExpr::constant(size)));
-    return GenValue::ofTensor(parameterArguments[it->second], dims,
+    return GenValue::ofTensor(current.parameterArguments[it->second], dims,
                               parameter.element);
   }
   if (std::get_if<StateDecl>(member)) {
@@ -636,6 +908,10 @@ GenValue Generator::call(const ast::CallExpr &call, const ast::Expr &expr) {
     if (arguments.back().kind == GenValue::Invalid)
       return {};
   }
+  if (!ownBlock)
+    if (auto value = outlinedCall(*resolution->calleeBlock, *resolution->callee,
+                                  path, generics, arguments, call.range))
+      return *value;
   return inlineCall(*resolution->calleeBlock, *resolution->callee, path,
                     std::move(generics), std::move(arguments), call.range);
 }
@@ -649,7 +925,7 @@ GenValue Generator::inlineCall(const BlockDecl &block, const FnDecl &fn,
     fail(at, fn.name, "the function did not check");
     return {};
   }
-  if (frames.size() > 256) {
+  if (current.frames.size() > 256) {
     fail(at, fn.name, "calls nest too deeply");
     return {};
   }
@@ -661,7 +937,7 @@ GenValue Generator::inlineCall(const BlockDecl &block, const FnDecl &fn,
   callee.caller = loc(at);
   addQuotients(callee);
   callee.scopes.emplace_back();
-  frames.push_back(std::move(callee));
+  current.frames.push_back(std::move(callee));
   for (size_t i = 0; i < fn.params.size() && i < arguments.size(); ++i) {
     GenValue argument = arguments[i];
     ValueType type = instantiateType(fn.params[i].type, frame().generics);
@@ -672,7 +948,7 @@ GenValue Generator::inlineCall(const BlockDecl &block, const FnDecl &fn,
   GenValue result;
   bool returned = false;
   bool ok = body(fn.syntax->body, result, returned);
-  frames.pop_back();
+  current.frames.pop_back();
   if (!ok || failed)
     return {};
   if (!returned) {
