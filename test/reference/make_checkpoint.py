@@ -63,7 +63,7 @@ def _mrope_section(half: int):
     return [base + (1 if i < rem else 0) for i in range(3)]
 
 
-def text_config_dict(groups: int = 2, rope_theta: float = 10000.0,
+def text_config_dict(groups: int = 2, rope_theta: float = 10000000.0,
                      partial_rotary_factor: float = 0.25, rms_norm_eps: float = 1e-6,
                      **sizes) -> dict:
     """The `text_config` object (§1) for the given sizes (HF field names as keyword args)."""
@@ -228,7 +228,7 @@ def relayout(tensors: Dict[str, np.ndarray], prefix: str = "language_model",
 
 def write_checkpoint(out_dir: str, seed: int = 0, groups: int = 2, prefix: str = "language_model",
                      experts: str = "fused", dtype: str = "f32", shards: int = 1,
-                     rope_theta: float = 10000.0, partial_rotary_factor: float = 0.25,
+                     rope_theta: float = 10000000.0, partial_rotary_factor: float = 0.25,
                      rms_norm_eps: float = 1e-6, text_only_config: bool = False,
                      f32_ssm_params: bool = False, dt_bias_range=(-3.0, -1.0),
                      **sizes) -> Dict[str, np.ndarray]:
@@ -271,7 +271,7 @@ def main(argv: Optional[list] = None) -> int:
     for flag, field, default in SIZE_FLAGS:
         ap.add_argument(f"--{flag}", type=int, default=default, dest=field,
                         help=f"text_config.{field} (default {default})")
-    ap.add_argument("--rope-theta", type=float, default=10000.0)
+    ap.add_argument("--rope-theta", type=float, default=10000000.0)
     ap.add_argument("--partial-rotary-factor", type=float, default=0.25)
     ap.add_argument("--rms-norm-eps", type=float, default=1e-6)
     ap.add_argument("--prefix", choices=["language_model", "model"], default="language_model",
