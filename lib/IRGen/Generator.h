@@ -4,7 +4,7 @@
 // IR generation walks the syntax of each entry with the checker's
 // annotations (every expression's type, every call's resolution), inlining
 // block functions and unrolling loops. This header is what IRGen.cpp
-// (statements, names, calls) and GenBuiltins.cpp (operators and built-in
+// (statements, names, calls) and GenOperations.cpp (operators and built-in
 // operations) share. Not installed.
 //
 //===----------------------------------------------------------------------===//
@@ -96,7 +96,7 @@ public:
   /// Adds the function of `entry` to `module`; false after a report.
   bool generateEntry(const FnDecl &entry, mlir::ModuleOp module);
 
-  // Shared with GenBuiltins.cpp.
+  // Shared with GenOperations.cpp.
   mlir::OpBuilder builder;
   mlir::Location loc(llvm::SMRange range);
   mlir::Type mlirElement(ElementType element);

@@ -422,9 +422,13 @@ bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
       builder, entryLoc, entry.name,
       builder.getFunctionType(argumentTypes, {mlirResult}));
   func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
-  for (size_t i = 0; i < parameters.size(); ++i)
+  for (size_t i = 0; i < parameters.size(); ++i) {
     func.setArgAttr(unsigned(i), "linnet.parameter",
                     builder.getStringAttr(parameters[i].path));
+    // Weights may be mapped read-only from the checkpoint.
+    func.setArgAttr(unsigned(i), "bufferization.writable",
+                    builder.getBoolAttr(false));
+  }
   mlir::Block *block = func.addEntryBlock();
   builder.setInsertionPointToStart(block);
   for (size_t i = 0; i < parameters.size(); ++i)
@@ -989,6 +993,21 @@ linnet::generateIR(mlir::MLIRContext &context, const Program &program,
   registerIRGenDialects(registry);
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
+
+  // Every entry asked for must exist.
+  std::string names;
+  for (const MemberDecl &member : model.root->members)
+    if (auto *fn = std::get_if<FnDecl>(&member); fn && fn->isEntry)
+      names += (names.empty() ? "`" : ", `") + fn->name + "`";
+  for (const std::string &name : entries) {
+    const MemberDecl *member = model.root->findMember(name);
+    const FnDecl *fn = member ? std::get_if<FnDecl>(member) : nullptr;
+    if (!fn || !fn->isEntry) {
+      diags.report(diag::UnknownEntry, name, model.root->qualifiedName(),
+                   "the entries " + names);
+      return nullptr;
+    }
+  }
 
   Generator generator(context, program, checked, model, parameters, diags);
   mlir::OwningOpRef<mlir::ModuleOp> module =

@@ -56,9 +56,20 @@ ElementType resolve(const ElementRef &ref, const InstanceContext &context) {
 }
 
 void collect(const BlockDecl &block, const InstanceContext &context,
-             const std::string &prefix, std::vector<ModelParameter> &out) {
+             const std::string &prefix, bool states,
+             std::vector<ModelParameter> &out) {
   for (const MemberDecl &member : block.members) {
-    if (auto *param = std::get_if<ParamDecl>(&member)) {
+    if (auto *state = std::get_if<StateDecl>(&member); state && states) {
+      ModelParameter record;
+      record.path = prefix + state->name;
+      for (const DimEntry &dim : state->type.dims)
+        record.shape.push_back(dim.size ? evaluate(*dim.size, context) : 0);
+      record.element = resolve(state->type.element, context);
+      record.block = &block;
+      out.push_back(std::move(record));
+      continue;
+    }
+    if (auto *param = std::get_if<ParamDecl>(&member); param && !states) {
       ModelParameter parameter;
       parameter.path = prefix + param->name;
       for (const DimEntry &dim : param->type.dims)
@@ -84,23 +95,24 @@ void collect(const BlockDecl &block, const InstanceContext &context,
         inner.elements[name] = resolve(arg.element, context);
     }
     if (!sub->count) {
-      collect(*sub->block, inner, prefix + sub->name + ".", out);
+      collect(*sub->block, inner, prefix + sub->name + ".", states, out);
       continue;
     }
     int64_t copies = evaluate(*sub->count, context);
     for (int64_t index = 0; index < copies; ++index)
       collect(*sub->block, inner,
-              prefix + sub->name + "." + std::to_string(index) + ".", out);
+              prefix + sub->name + "." + std::to_string(index) + ".", states,
+              out);
   }
 }
 
 } // namespace
 
-std::vector<ModelParameter> linnet::listParameters(const Program &,
-                                                   const BoundModel &model) {
-  std::vector<ModelParameter> parameters;
+static std::vector<ModelParameter> listMembers(const BoundModel &model,
+                                               bool states) {
+  std::vector<ModelParameter> members;
   if (!model.root)
-    return parameters;
+    return members;
   InstanceContext root;
   for (const BoundGeneric &generic : model.generics) {
     if (generic.kind == GenericKind::Dim)
@@ -108,6 +120,16 @@ std::vector<ModelParameter> linnet::listParameters(const Program &,
     else if (generic.kind == GenericKind::Float)
       root.elements[generic.name] = generic.element;
   }
-  collect(*model.root, root, "", parameters);
-  return parameters;
+  collect(*model.root, root, "", states, members);
+  return members;
+}
+
+std::vector<ModelParameter> linnet::listParameters(const Program &,
+                                                   const BoundModel &model) {
+  return listMembers(model, /*states=*/false);
+}
+
+std::vector<ModelParameter> linnet::listStates(const Program &,
+                                               const BoundModel &model) {
+  return listMembers(model, /*states=*/true);
 }

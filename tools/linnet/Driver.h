@@ -63,9 +63,13 @@ struct CompiledModel {
 /// Checks the bodies of `session`'s program, binds it (`bindArgs` as for
 /// `--bind`), proves its obligations, generates `entries` and lowers them to
 /// `stage`. Reports every problem; false then.
-bool compileModel(DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
-                  llvm::ArrayRef<std::string> entries, LoweringStage stage,
-                  CompiledModel &compiled);
+/// `beforeGeneration`, when given, runs once the model is bound, before the
+/// (slow) generation and lowering: where a command checks its inputs.
+bool compileModel(
+    DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
+    llvm::ArrayRef<std::string> entries, LoweringStage stage,
+    CompiledModel &compiled,
+    llvm::function_ref<bool(const BoundModel &)> beforeGeneration = nullptr);
 
 /// `file: error: message` for problems that have no source location (files
 /// on disk, checkpoints); returns 1, the exit status.

@@ -19,11 +19,11 @@
 using namespace linnet;
 using namespace linnet::driver;
 
-bool linnet::driver::compileModel(DriverSession &session,
-                                  llvm::ArrayRef<std::string> bindArgs,
-                                  llvm::ArrayRef<std::string> entries,
-                                  LoweringStage stage,
-                                  CompiledModel &compiled) {
+bool linnet::driver::compileModel(
+    DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
+    llvm::ArrayRef<std::string> entries, LoweringStage stage,
+    CompiledModel &compiled,
+    llvm::function_ref<bool(const BoundModel &)> beforeGeneration) {
   DiagnosticEngine &diags = session.diags;
   compiled.checked = checkBodies(session.program, diags);
   if (diags.hadError())
@@ -33,6 +33,8 @@ bool linnet::driver::compileModel(DriverSession &session,
       !proveObligations(compiled.checked, *compiled.bound, diags))
     return false;
   compiled.parameters = listParameters(session.program, *compiled.bound);
+  if (beforeGeneration && !beforeGeneration(*compiled.bound))
+    return false;
 
   mlir::DialectRegistry registry;
   registerLinnetDialects(registry);

@@ -169,10 +169,6 @@ int linnet::driver::runRun(const char *argv0) {
   DriverSession session;
   if (!session.load(argv0, runInput, runIncludes))
     return 1;
-  if (runEntry != "forward" && runEntry != "next_token")
-    return reportError("--entry: `" + runEntry +
-                       "` cannot be run without state; `run` runs `forward` "
-                       "or `next_token`");
   llvm::SmallString<256> config(runCheckpoint.getValue());
   llvm::sys::path::append(config, "config.json");
   if (!llvm::sys::fs::exists(config))
@@ -181,33 +177,59 @@ int linnet::driver::runRun(const char *argv0) {
   std::vector<std::string> bindArgs = {std::string(config)};
   bindArgs.insert(bindArgs.end(), runBindings.begin(), runBindings.end());
 
+  // Tokens and the checkpoint are checked once the sizes are bound, before
+  // the model is compiled.
+  std::vector<std::vector<int32_t>> rows;
+  std::unique_ptr<ParameterStore> store;
+  double loadSeconds = 0;
+  auto checkInputs = [&](const BoundModel &bound) {
+    const MemberDecl *member = bound.root->findMember(runEntry);
+    const FnDecl *fn = member ? std::get_if<FnDecl>(member) : nullptr;
+    if (!fn || !fn->isEntry) {
+      reportError("--entry: `" + runEntry + "` is not an entry of `" +
+                  bound.root->qualifiedName() +
+                  "`; `run` runs `forward` or `next_token`");
+      return false;
+    }
+    if (runEntry != "forward" && runEntry != "next_token") {
+      reportError("--entry: `" + runEntry +
+                  "` reads and writes the model's state; `run` runs the "
+                  "stateless entries `forward` and `next_token`");
+      return false;
+    }
+    int64_t vocab = 0;
+    for (const BoundGeneric &generic : bound.generics)
+      if (generic.name == "Vocab")
+        vocab = generic.size;
+    auto parsed = parseTokens(runTokens, vocab);
+    if (!parsed) {
+      reportError(llvm::toString(parsed.takeError()));
+      return false;
+    }
+    rows = std::move(*parsed);
+    auto loadStart = std::chrono::steady_clock::now();
+    auto loaded = ParameterStore::load(session.program, bound, runCheckpoint,
+                                       llvm::errs());
+    if (!loaded) {
+      std::string messages;
+      llvm::handleAllErrors(loaded.takeError(),
+                            [&](const llvm::ErrorInfoBase &error) {
+                              messages += "\n  " + error.message();
+                            });
+      reportError("the checkpoint `" + runCheckpoint +
+                  "` does not fit the model:" + messages);
+      return false;
+    }
+    store = std::move(*loaded);
+    loadSeconds = secondsSince(loadStart);
+    return true;
+  };
+
   CompiledModel compiled;
   if (!compileModel(session, bindArgs, {runEntry}, LoweringStage::LLVM,
-                    compiled))
+                    compiled, checkInputs))
     return 1;
-  double compileSeconds = secondsSince(start);
-
-  int64_t vocab = 0;
-  for (const BoundGeneric &generic : compiled.bound->generics)
-    if (generic.name == "Vocab")
-      vocab = generic.size;
-  auto rows = parseTokens(runTokens, vocab);
-  if (!rows)
-    return reportError(llvm::toString(rows.takeError()));
-
-  auto loadStart = std::chrono::steady_clock::now();
-  auto store = ParameterStore::load(session.program, *compiled.bound,
-                                    runCheckpoint, llvm::errs());
-  if (!store) {
-    std::string messages;
-    llvm::handleAllErrors(store.takeError(),
-                          [&](const llvm::ErrorInfoBase &error) {
-                            messages += "\n  " + error.message();
-                          });
-    return reportError("the checkpoint `" + runCheckpoint +
-                       "` does not fit the model:" + messages);
-  }
-  double loadSeconds = secondsSince(loadStart);
+  double compileSeconds = secondsSince(start) - loadSeconds;
 
   auto jitStart = std::chrono::steady_clock::now();
   auto executable = CpuExecutable::compile(*compiled.module, {});
@@ -222,12 +244,12 @@ int linnet::driver::runRun(const char *argv0) {
   double jitSeconds = secondsSince(jitStart);
 
   // Arguments: every parameter, then the tokens [B, S].
-  int64_t batch = int64_t(rows->size()), length = int64_t(rows->front().size());
+  int64_t batch = int64_t(rows.size()), length = int64_t(rows.front().size());
   std::vector<int32_t> tokens;
-  for (const auto &row : *rows)
+  for (const auto &row : rows)
     tokens.insert(tokens.end(), row.begin(), row.end());
   std::vector<MemRefDescriptor> args;
-  for (const LoadedParameter &loaded : (*store)->parameters())
+  for (const LoadedParameter &loaded : store->parameters())
     args.push_back(MemRefDescriptor::forData(const_cast<void *>(loaded.data),
                                              loaded.param->shape));
   args.push_back(MemRefDescriptor::forData(tokens.data(), {batch, length}));

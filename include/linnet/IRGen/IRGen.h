@@ -3,13 +3,15 @@
 //
 // IR generation turns the entries of a bound model into MLIR functions: the
 // model's parameters (in listParameters order) come first as tensor
-// arguments, then the entry's own arguments. Every block function called is
-// inlined and every `for` over sub-blocks unrolled, so an entry is one
-// function of tensor operations (func, linalg, tensor, arith, math, and the
-// linnet dialect for attention, the delta rule, the causal conv and expert
-// matmuls). Generics bound by the checkpoint are static sizes; the entry's
-// own generics (B, S, M) are dynamic. Every operation carries the Linnet
-// source location that produced it, with call sites for inlined calls.
+// arguments, then the entry's own arguments. Functions of blocks that have
+// sub-blocks (layers, mixers) become private functions generated once per
+// block instance and called by every layer; other calls are inlined and
+// every `for` over sub-blocks is unrolled. Operations are func, linalg,
+// tensor, arith, math, and the linnet dialect for attention, the delta rule,
+// the causal conv and expert matmuls. Generics bound by the checkpoint are
+// static sizes; the entry's own generics (B, S, M) are dynamic. Every
+// operation carries the Linnet source location that produced it, with call
+// sites for inlined calls.
 //
 //===----------------------------------------------------------------------===//
 

@@ -47,6 +47,12 @@ struct ModelParameter {
 std::vector<ModelParameter> listParameters(const Program &program,
                                            const BoundModel &model);
 
+/// The `state` members of `model`, in the same order and with the same
+/// paths (`decl` is null, `optional` false): what a session allocates per
+/// model, and the state arguments and results of the stateful entries.
+std::vector<ModelParameter> listStates(const Program &program,
+                                       const BoundModel &model);
+
 } // namespace linnet
 
 #endif // LINNET_SEMA_MODELPARAMETERS_H
