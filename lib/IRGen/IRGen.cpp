@@ -599,9 +599,12 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
         builder, fnLoc, symbol,
         builder.getFunctionType(argumentTypes, results));
     func.setPrivate();
-    for (size_t i = 0; i < inner.parameterDecls.size(); ++i)
+    for (size_t i = 0; i < inner.parameterDecls.size(); ++i) {
       func.setArgAttr(unsigned(i), "linnet.parameter",
                       builder.getStringAttr(inner.parameterPaths[i]));
+      func.setArgAttr(unsigned(i), "bufferization.writable",
+                      builder.getBoolAttr(false));
+    }
     outlined[key] = func;
 
     mlir::Block *entryBlock = func.addEntryBlock();
