@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
@@ -713,6 +714,158 @@ static GenValue matmul(Generator &gen, const GenValue &a, const GenValue &b,
 // Indexing
 //===----------------------------------------------------------------------===//
 
+std::optional<IndexPlan>
+Generator::planIndex(const GenValue &base,
+                     const std::vector<ast::Index> &indices,
+                     llvm::SMRange range) {
+  mlir::Location at = loc(range);
+  IndexPlan plan;
+  unsigned written = 0;
+  for (const ast::Index &item : indices)
+    written += item.kind != ast::Index::Ellipsis;
+  // A bound: a size known before running, or an integer scalar read now.
+  auto boundOf = [&](const ast::Expr &bound) -> std::optional<mlir::Value> {
+    ValueType type = typeOf(bound);
+    if ((type.kind == ValueType::Size || (type.isScalar() && type.value)) &&
+        type.value && !isRuntimeSize(*type.value))
+      return indexValue(*type.value, at);
+    GenValue value = generate(bound);
+    if (!value.isTensor() || value.rank() != 0 || isFloat(value.element)) {
+      fail(ast::rangeOf(bound), "this index", "it is not an integer scalar");
+      return std::nullopt;
+    }
+    mlir::Value scalar = tensor::ExtractOp::create(builder, at, value.tensor,
+                                                   mlir::ValueRange{});
+    return arith::IndexCastOp::create(builder, at, builder.getIndexType(),
+                                      scalar)
+        .getResult();
+  };
+  // The symbolic value of a bound, where the checker knows it.
+  auto valueOf = [&](const ast::Expr &bound) -> std::optional<ShapeExpr> {
+    ValueType type = typeOf(bound);
+    if (type.value)
+      return *type.value;
+    return std::nullopt;
+  };
+  unsigned axis = 0;
+  int firstGather = -1, lastGather = -1;
+  bool adjacent = true;
+  for (const ast::Index &item : indices) {
+    if (item.kind == ast::Index::Ellipsis) {
+      for (unsigned n = base.rank() - written; n > 0; --n, ++axis)
+        plan.axes.push_back({IndexPlan::Axis::Range,
+                             builder.getIndexAttr(0),
+                             foldedIndex(*base.dims[axis].size, at),
+                             {}});
+      continue;
+    }
+    if (item.kind == ast::Index::Element) {
+      ValueType type = typeOf(*item.lower);
+      if (type.kind == ValueType::Tensor && type.rank() >= 1) {
+        GenValue indicesValue = generate(*item.lower);
+        if (!indicesValue.isTensor() || indicesValue.rank() != 1) {
+          fail(item.range, "this index",
+               "only one-dimensional index tensors are supported");
+          return std::nullopt;
+        }
+        if (lastGather >= 0 && lastGather + 1 != int(axis))
+          adjacent = false;
+        if (firstGather < 0)
+          firstGather = int(axis);
+        lastGather = int(axis);
+        plan.gathers = true;
+        plan.axes.push_back(
+            {IndexPlan::Axis::Gather, {}, {}, std::move(indicesValue)});
+        ++axis;
+        continue;
+      }
+      auto offset = boundOf(*item.lower);
+      if (!offset)
+        return std::nullopt;
+      plan.axes.push_back(
+          {IndexPlan::Axis::Point, *offset, builder.getIndexAttr(1), {}});
+      ++axis;
+      continue;
+    }
+    mlir::OpFoldResult offset = builder.getIndexAttr(0);
+    std::optional<ShapeExpr> lower = ShapeExpr::constant(0);
+    std::optional<ShapeExpr> upper = *base.dims[axis].size;
+    if (item.lower) {
+      auto value = boundOf(*item.lower);
+      if (!value)
+        return std::nullopt;
+      offset = *value;
+      lower = valueOf(*item.lower);
+    }
+    if (item.upper)
+      upper = valueOf(*item.upper);
+    // The length is the difference of the bounds' values (`pos:pos + 1` is
+    // 1 whatever `pos` is), which the checker proved known.
+    std::optional<ShapeExpr> length;
+    if (lower && upper) {
+      auto difference = ShapeExpr::subtract(*upper, *lower);
+      if (difference)
+        length = *difference;
+      else
+        llvm::consumeError(difference.takeError());
+    }
+    if (!length || isRuntimeSize(*length)) {
+      fail(item.range, "this slice", "its length is known only at run time");
+      return std::nullopt;
+    }
+    plan.axes.push_back(
+        {IndexPlan::Axis::Range, offset, foldedIndex(*length, at), {}});
+    ++axis;
+  }
+  for (; axis < base.rank(); ++axis)
+    plan.axes.push_back({IndexPlan::Axis::Range,
+                         builder.getIndexAttr(0),
+                         foldedIndex(*base.dims[axis].size, at),
+                         {}});
+  if (plan.gathers) {
+    // Position of the gathered axis among the value's axes.
+    unsigned before = 0;
+    for (int i = 0; i < firstGather; ++i)
+      before += plan.axes[i].kind == IndexPlan::Axis::Range;
+    plan.gatherPosition = adjacent ? before : 0;
+  }
+  return plan;
+}
+
+/// The region one gathered element addresses: offsets, sizes and strides
+/// with each gathered axis at `element`'s index.
+static void regionOf(Generator &gen, const IndexPlan &plan, mlir::Value element,
+                     mlir::Location at,
+                     llvm::SmallVectorImpl<mlir::OpFoldResult> &offsets,
+                     llvm::SmallVectorImpl<mlir::OpFoldResult> &sizes,
+                     llvm::SmallVectorImpl<mlir::OpFoldResult> &strides) {
+  mlir::OpBuilder &builder = gen.builder;
+  for (const IndexPlan::Axis &axis : plan.axes) {
+    strides.push_back(builder.getIndexAttr(1));
+    if (axis.kind != IndexPlan::Axis::Gather) {
+      offsets.push_back(axis.offset);
+      sizes.push_back(axis.kind == IndexPlan::Axis::Range
+                          ? axis.size
+                          : builder.getIndexAttr(1));
+      continue;
+    }
+    mlir::Value index = tensor::ExtractOp::create(
+        builder, at, axis.indices.tensor, mlir::ValueRange{element});
+    offsets.push_back(
+        arith::IndexCastOp::create(builder, at, builder.getIndexType(), index)
+            .getResult());
+    sizes.push_back(builder.getIndexAttr(1));
+  }
+}
+
+/// The type of what one element of a gather addresses: the ranged axes.
+static DimList rangedDims(const DimList &valueDims, const IndexPlan &plan) {
+  DimList dims = valueDims;
+  if (plan.gathers)
+    dims.erase(dims.begin() + plan.gatherPosition);
+  return dims;
+}
+
 GenValue Generator::generateNode(const ast::IndexExpr &index,
                                  const ast::Expr &expr) {
   ValueType type = typeOf(expr);
@@ -724,75 +877,106 @@ GenValue Generator::generateNode(const ast::IndexExpr &index,
     return {};
   }
   mlir::Location at = loc(index.range);
-  unsigned written = 0;
-  for (const ast::Index &item : index.indices)
-    written += item.kind != ast::Index::Ellipsis;
-  llvm::SmallVector<mlir::OpFoldResult> offsets, sizes, strides;
-  unsigned axis = 0;
-  auto sizeOf = [&](const ast::Expr &bound) -> std::optional<ShapeExpr> {
-    ValueType boundType = typeOf(bound);
-    if (boundType.kind == ValueType::Size ||
-        (boundType.isScalar() && boundType.value &&
-         !isRuntimeSize(*boundType.value)))
-      return *boundType.value;
-    fail(ast::rangeOf(bound), "this index",
-         "indices known only at run time are not supported by IR generation "
-         "yet");
-    return std::nullopt;
-  };
-  for (const ast::Index &item : index.indices) {
-    if (item.kind == ast::Index::Ellipsis) {
-      for (unsigned n = base.rank() - written; n > 0; --n, ++axis) {
-        offsets.push_back(builder.getIndexAttr(0));
-        sizes.push_back(foldedIndex(*base.dims[axis].size, at));
-        strides.push_back(builder.getIndexAttr(1));
-      }
-      continue;
-    }
-    ShapeExpr lower = ShapeExpr::constant(0);
-    ShapeExpr length = ShapeExpr::constant(1);
-    if (item.kind == ast::Index::Element) {
-      auto value = sizeOf(*item.lower);
-      if (!value)
-        return {};
-      lower = *value;
-    } else {
-      ShapeExpr upper = *base.dims[axis].size;
-      if (item.lower) {
-        auto value = sizeOf(*item.lower);
-        if (!value)
-          return {};
-        lower = *value;
-      }
-      if (item.upper) {
-        auto value = sizeOf(*item.upper);
-        if (!value)
-          return {};
-        upper = *value;
-      }
-      auto difference = ShapeExpr::subtract(upper, lower);
-      if (!difference) {
-        llvm::consumeError(difference.takeError());
-        fail(item.range, "this slice", "its length overflows");
-        return {};
-      }
-      length = *difference;
-    }
-    offsets.push_back(foldedIndex(lower, at));
-    sizes.push_back(foldedIndex(length, at));
-    strides.push_back(builder.getIndexAttr(1));
-    ++axis;
-  }
-  for (; axis < base.rank(); ++axis) {
-    offsets.push_back(builder.getIndexAttr(0));
-    sizes.push_back(foldedIndex(*base.dims[axis].size, at));
-    strides.push_back(builder.getIndexAttr(1));
-  }
+  auto plan = planIndex(base, index.indices, index.range);
+  if (!plan)
+    return {};
   ElementType element = resolveElement(type.element);
-  mlir::Value slice = tensor::ExtractSliceOp::create(
-      builder, at, tensorType(type.dims, element), base.tensor, offsets, sizes,
-      strides);
-  return GenValue::ofTensor(slice, type.dims, element);
+  if (!plan->gathers) {
+    llvm::SmallVector<mlir::OpFoldResult> offsets, sizes, strides;
+    regionOf(*this, *plan, {}, at, offsets, sizes, strides);
+    mlir::Value slice = tensor::ExtractSliceOp::create(
+        builder, at, tensorType(type.dims, element), base.tensor, offsets,
+        sizes, strides);
+    return GenValue::ofTensor(slice, type.dims, element);
+  }
+  // A gather: one slice per index, inserted at its place in the result.
+  DimList part = rangedDims(type.dims, *plan);
+  mlir::RankedTensorType partType = tensorType(part, element);
+  mlir::Value result = emptyTensor(type.dims, element, at);
+  mlir::Value zero = arith::ConstantIndexOp::create(builder, at, 0);
+  mlir::Value one = arith::ConstantIndexOp::create(builder, at, 1);
+  mlir::Value count = indexValue(*type.dims[plan->gatherPosition].size, at);
+  auto loop = mlir::scf::ForOp::create(
+      builder, at, zero, count, one, mlir::ValueRange{result},
+      [&](mlir::OpBuilder &nested, mlir::Location l, mlir::Value i,
+          mlir::ValueRange carried) {
+        mlir::OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPoint(nested.getInsertionBlock(),
+                                  nested.getInsertionPoint());
+        llvm::SmallVector<mlir::OpFoldResult> offsets, sizes, strides;
+        regionOf(*this, *plan, i, l, offsets, sizes, strides);
+        mlir::Value slice = tensor::ExtractSliceOp::create(
+            builder, l, partType, base.tensor, offsets, sizes, strides);
+        llvm::SmallVector<mlir::OpFoldResult> to, toSizes, toStrides;
+        for (unsigned d = 0; d < type.rank(); ++d) {
+          bool gathered = d == plan->gatherPosition;
+          to.push_back(gathered ? mlir::OpFoldResult(i)
+                                : builder.getIndexAttr(0));
+          toSizes.push_back(gathered ? builder.getIndexAttr(1)
+                                     : foldedIndex(*type.dims[d].size, l));
+          toStrides.push_back(builder.getIndexAttr(1));
+        }
+        mlir::Value updated = tensor::InsertSliceOp::create(
+            builder, l, slice, carried[0], to, toSizes, toStrides);
+        mlir::scf::YieldOp::create(builder, l, updated);
+      });
+  return GenValue::ofTensor(loop.getResult(0), type.dims, element);
+}
+
+GenValue Generator::scatter(const GenValue &destination,
+                            const std::vector<ast::Index> &indices,
+                            const GenValue &value, llvm::SMRange range) {
+  mlir::Location at = loc(range);
+  auto plan = planIndex(destination, indices, range);
+  if (!plan)
+    return {};
+  GenValue source = asTensor(value, destination.element, at);
+  if (!source.isTensor())
+    return {};
+  if (source.element != destination.element) {
+    fail(range, "this write", "the element types differ");
+    return {};
+  }
+  if (!plan->gathers) {
+    llvm::SmallVector<mlir::OpFoldResult> offsets, sizes, strides;
+    regionOf(*this, *plan, {}, at, offsets, sizes, strides);
+    mlir::Value updated = tensor::InsertSliceOp::create(
+        builder, at, source.tensor, destination.tensor, offsets, sizes,
+        strides);
+    return GenValue::ofTensor(updated, destination.dims, destination.element);
+  }
+  // One region per index: the value's slice at that index goes there.
+  DimList part = rangedDims(source.dims, *plan);
+  mlir::RankedTensorType partType = tensorType(part, source.element);
+  mlir::Value zero = arith::ConstantIndexOp::create(builder, at, 0);
+  mlir::Value one = arith::ConstantIndexOp::create(builder, at, 1);
+  mlir::Value count = indexValue(*source.dims[plan->gatherPosition].size, at);
+  auto loop = mlir::scf::ForOp::create(
+      builder, at, zero, count, one, mlir::ValueRange{destination.tensor},
+      [&](mlir::OpBuilder &nested, mlir::Location l, mlir::Value i,
+          mlir::ValueRange carried) {
+        mlir::OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPoint(nested.getInsertionBlock(),
+                                  nested.getInsertionPoint());
+        llvm::SmallVector<mlir::OpFoldResult> from, fromSizes, fromStrides;
+        for (unsigned d = 0; d < source.rank(); ++d) {
+          bool gathered = d == plan->gatherPosition;
+          from.push_back(gathered ? mlir::OpFoldResult(i)
+                                  : builder.getIndexAttr(0));
+          fromSizes.push_back(gathered ? builder.getIndexAttr(1)
+                                       : foldedIndex(*source.dims[d].size, l));
+          fromStrides.push_back(builder.getIndexAttr(1));
+        }
+        mlir::Value slice = tensor::ExtractSliceOp::create(
+            builder, l, partType, source.tensor, from, fromSizes, fromStrides);
+        llvm::SmallVector<mlir::OpFoldResult> offsets, sizes, strides;
+        regionOf(*this, *plan, i, l, offsets, sizes, strides);
+        mlir::Value updated = tensor::InsertSliceOp::create(
+            builder, l, slice, carried[0], offsets, sizes, strides);
+        mlir::scf::YieldOp::create(builder, l, updated);
+      });
+  return GenValue::ofTensor(loop.getResult(0), destination.dims,
+                            destination.element);
 }
 
 //===----------------------------------------------------------------------===//

@@ -85,6 +85,21 @@ struct Frame {
   mlir::LocationAttr caller; ///< the call site, null in the entry itself
 };
 
+/// How an index expression `x[i, ...]` addresses each axis of `x`.
+struct IndexPlan {
+  struct Axis {
+    enum Kind { Range, Point, Gather } kind = Range;
+    mlir::OpFoldResult offset; ///< Range, Point
+    mlir::OpFoldResult size;   ///< Range
+    GenValue indices;          ///< Gather: a 1-D integer tensor
+  };
+  std::vector<Axis> axes;
+  /// Where the gathered axis sits in the indexed value: at the first
+  /// gathered axis when gathered axes are adjacent, else in front (numpy).
+  unsigned gatherPosition = 0;
+  bool gathers = false;
+};
+
 /// Thrown nowhere: generation stops at the first problem, reported through
 /// DiagnosticEngine, and returns Invalid values upward.
 class Generator {
@@ -131,7 +146,15 @@ public:
                    const ast::Expr &expr);
   GenValue binary(const ast::BinaryExpr &binary);
   GenValue unary(const ast::UnaryExpr &unary);
-  GenValue index(const ast::IndexExpr &index);
+  /// How `indices` address `base`'s axes; reports and returns nullopt for
+  /// what is not supported.
+  std::optional<IndexPlan> planIndex(const GenValue &base,
+                                     const std::vector<ast::Index> &indices,
+                                     llvm::SMRange range);
+  /// `destination` with `value` written at `indices` (a state write).
+  GenValue scatter(const GenValue &destination,
+                   const std::vector<ast::Index> &indices,
+                   const GenValue &value, llvm::SMRange range);
 
   /// Elementwise map of `operands` (tensors broadcast to `dims`, scalars
   /// captured) into a tensor of `dims` and `element`.
@@ -158,6 +181,7 @@ public:
   DiagnosticEngine &diags;
   llvm::StringMap<unsigned> parameterIndex;
   llvm::ArrayRef<ModelParameter> parameters;
+  std::vector<ModelParameter> states;
 
   /// What is being generated into one MLIR function: an entry, or a block
   /// function outlined so that every layer calls the same code.
@@ -169,6 +193,11 @@ public:
     llvm::SmallVector<const ModelParameter *> parameterDecls;
     llvm::SmallVector<std::string> parameterPaths; ///< relative, as indexed
     llvm::SmallVector<mlir::Value> parameterArguments;
+    /// State members by path, and their values so far in the function (the
+    /// argument, then what each write made of it).
+    llvm::StringMap<unsigned> stateIndex;
+    llvm::SmallVector<const ModelParameter *> stateDecls;
+    std::vector<GenValue> stateValues;
     /// The function's own sizes (`B`, `S`) as index values.
     std::map<std::string, mlir::Value> entrySizes;
     std::map<std::string, mlir::Value> indexCache;

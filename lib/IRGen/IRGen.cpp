@@ -24,6 +24,11 @@
 using namespace linnet;
 using namespace linnet::irgen;
 
+static std::string joinPath(const std::string &prefix,
+                            const std::string &name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
 void linnet::registerIRGenDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
                   mlir::linalg::LinalgDialect, mlir::math::MathDialect,
@@ -36,7 +41,8 @@ Generator::Generator(mlir::MLIRContext &context, const Program &program,
                      llvm::ArrayRef<ModelParameter> parameters,
                      DiagnosticEngine &diags)
     : builder(&context), context(context), program(program), checked(checked),
-      model(model), diags(diags), parameters(parameters) {}
+      model(model), diags(diags), parameters(parameters),
+      states(listStates(program, model)) {}
 
 bool Generator::fail(llvm::SMRange range, const std::string &what,
                      const std::string &why) {
@@ -396,6 +402,16 @@ bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
       dims.push_back(ValueDim::of(ShapeExpr::constant(size)));
     argumentTypes.push_back(tensorType(dims, parameter.element));
   }
+  // Entries that write state take every state member after the weights and
+  // return its new value after their result.
+  bool stateful = function->writesState;
+  if (stateful)
+    for (const ModelParameter &state : states) {
+      DimList dims;
+      for (int64_t size : state.shape)
+        dims.push_back(ValueDim::of(ShapeExpr::constant(size)));
+      argumentTypes.push_back(tensorType(dims, state.element));
+    }
   std::vector<ValueType> entryTypes;
   std::vector<llvm::SMRange> entryLocs;
   for (const FnParamDecl &param : entry.params) {
@@ -418,9 +434,13 @@ bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
 
   mlir::Location entryLoc = loc(entry.loc);
   builder.setInsertionPointToEnd(module.getBody());
+  llvm::SmallVector<mlir::Type> resultTypes = {mlirResult};
+  size_t stateArguments = stateful ? states.size() : 0;
+  for (size_t i = 0; i < stateArguments; ++i)
+    resultTypes.push_back(argumentTypes[parameters.size() + i]);
   auto func = mlir::func::FuncOp::create(
       builder, entryLoc, entry.name,
-      builder.getFunctionType(argumentTypes, {mlirResult}));
+      builder.getFunctionType(argumentTypes, resultTypes));
   func->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
   for (size_t i = 0; i < parameters.size(); ++i) {
     func.setArgAttr(unsigned(i), "linnet.parameter",
@@ -433,11 +453,24 @@ bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
   builder.setInsertionPointToStart(block);
   for (size_t i = 0; i < parameters.size(); ++i)
     current.parameterArguments.push_back(block->getArgument(unsigned(i)));
+  for (size_t i = 0; i < stateArguments; ++i) {
+    unsigned index = unsigned(parameters.size() + i);
+    const ModelParameter &state = states[i];
+    func.setArgAttr(index, "linnet.state", builder.getStringAttr(state.path));
+    current.stateIndex[state.path] = unsigned(i);
+    current.stateDecls.push_back(&state);
+    DimList dims;
+    for (int64_t size : state.shape)
+      dims.push_back(ValueDim::of(ShapeExpr::constant(size)));
+    current.stateValues.push_back(
+        GenValue::ofTensor(block->getArgument(index), dims, state.element));
+  }
 
   frame().scopes.emplace_back();
   llvm::SmallVector<mlir::Value> entryArguments;
   for (size_t i = 0; i < entry.params.size(); ++i) {
-    mlir::Value argument = block->getArgument(unsigned(parameters.size() + i));
+    mlir::Value argument =
+        block->getArgument(unsigned(parameters.size() + stateArguments + i));
     entryArguments.push_back(argument);
     frame().scopes.back()[entry.params[i].name] = GenValue::ofTensor(
         argument, entryTypes[i].dims, resolveElement(entryTypes[i].element));
@@ -456,7 +489,15 @@ bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
   mlir::Value value = result.tensor;
   if (value.getType() != mlirResult)
     value = mlir::tensor::CastOp::create(builder, entryLoc, mlirResult, value);
-  mlir::func::ReturnOp::create(builder, entryLoc, value);
+  llvm::SmallVector<mlir::Value> results = {value};
+  for (size_t i = 0; i < stateArguments; ++i) {
+    mlir::Value state = current.stateValues[i].tensor;
+    if (state.getType() != resultTypes[i + 1])
+      state = mlir::tensor::CastOp::create(builder, entryLoc,
+                                           resultTypes[i + 1], state);
+    results.push_back(state);
+  }
+  mlir::func::ReturnOp::create(builder, entryLoc, results);
   current = FunctionState();
   return !failed;
 }
@@ -737,14 +778,40 @@ bool Generator::body(const ast::Body &body, GenValue &result, bool &returned) {
            scope != frame().scopes.rend() && !local; ++scope)
         if (auto it = scope->find(assign->target.name); it != scope->end())
           local = &it->second;
-      if (!local || !assign->indices.empty())
-        return fail(assign->range, assign->target.name,
-                    "writes to `state` are not supported by IR generation "
-                    "yet");
       GenValue value = generate(assign->value);
       if (value.kind == GenValue::Invalid)
         return false;
-      *local = value;
+      if (local && assign->indices.empty()) {
+        *local = value;
+        continue;
+      }
+      // A write of a state member: its value from here on.
+      auto it =
+          current.stateIndex.find(joinPath(frame().path, assign->target.name));
+      if (it == current.stateIndex.end())
+        return fail(assign->range, assign->target.name,
+                    "`state` is written outside a stateful entry");
+      GenValue &state = current.stateValues[it->second];
+      if (assign->indices.size() > 1)
+        return fail(assign->range, assign->target.name,
+                    "one index list per write is supported");
+      if (assign->indices.empty()) {
+        GenValue written = asTensor(value, state.element, loc(assign->range));
+        if (!written.isTensor())
+          return fail(assign->range, assign->target.name,
+                      "the value is not a tensor");
+        mlir::Value tensor = written.tensor;
+        if (tensor.getType() != state.tensor.getType())
+          tensor = mlir::tensor::CastOp::create(builder, loc(assign->range),
+                                                state.tensor.getType(), tensor);
+        state = GenValue::ofTensor(tensor, state.dims, state.element);
+        continue;
+      }
+      GenValue updated =
+          scatter(state, assign->indices.front(), value, assign->range);
+      if (!updated.isTensor())
+        return false;
+      state = updated;
       continue;
     }
     const auto &loop =
@@ -773,11 +840,6 @@ bool Generator::body(const ast::Body &body, GenValue &result, bool &returned) {
 //===----------------------------------------------------------------------===//
 // Names, members and calls
 //===----------------------------------------------------------------------===//
-
-static std::string joinPath(const std::string &prefix,
-                            const std::string &name) {
-  return prefix.empty() ? name : prefix + "." + name;
-}
 
 GenValue Generator::memberOf(const GenValue &owner, const std::string &name,
                              llvm::SMRange range) {
@@ -816,8 +878,12 @@ GenValue Generator::memberOf(const GenValue &owner, const std::string &name,
                               parameter.element);
   }
   if (std::get_if<StateDecl>(member)) {
-    fail(range, name, "reading `state` is not supported by IR generation yet");
-    return {};
+    auto it = current.stateIndex.find(joinPath(owner.path, name));
+    if (it == current.stateIndex.end()) {
+      fail(range, name, "`state` is read outside a stateful entry");
+      return {};
+    }
+    return current.stateValues[it->second];
   }
   fail(range, name, "a function is only called");
   return {};

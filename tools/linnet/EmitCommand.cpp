@@ -45,8 +45,7 @@ cl::opt<LoweringStage> emitStage(
     cl::init(LoweringStage::Linnet), cl::sub(emitCommand));
 cl::list<std::string>
     emitEntries("entry",
-                cl::desc("An entry to generate (repeatable; default: all that "
-                         "can be compiled: forward and next_token)"),
+                cl::desc("An entry to generate (repeatable; default: all)"),
                 cl::value_desc("name"), cl::sub(emitCommand));
 cl::opt<bool> emitDebugInfo("debug-locations",
                             cl::desc("Print the Linnet source locations"),
@@ -64,9 +63,8 @@ int linnet::driver::runEmit(const char *argv0) {
   if (emitBindings.empty())
     return reportError("`emit` needs the model's sizes: give `--bind "
                        "config.json` or `--bind Name=Value` for each generic");
+  // No --entry: every entry of the model.
   std::vector<std::string> entries(emitEntries.begin(), emitEntries.end());
-  if (entries.empty())
-    entries = {"forward", "next_token"};
   CompiledModel compiled;
   if (!compileModel(session, emitBindings, entries, emitStage, compiled))
     return 1;
