@@ -197,6 +197,7 @@ public:
     /// argument, then what each write made of it).
     llvm::StringMap<unsigned> stateIndex;
     llvm::SmallVector<const ModelParameter *> stateDecls;
+    llvm::SmallVector<std::string> statePaths; ///< relative, as indexed
     std::vector<GenValue> stateValues;
     /// The function's own sizes (`B`, `S`) as index values.
     std::map<std::string, mlir::Value> entrySizes;

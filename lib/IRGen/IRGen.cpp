@@ -459,6 +459,7 @@ bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
     func.setArgAttr(index, "linnet.state", builder.getStringAttr(state.path));
     current.stateIndex[state.path] = unsigned(i);
     current.stateDecls.push_back(&state);
+    current.statePaths.push_back(state.path);
     DimList dims;
     for (int64_t size : state.shape)
       dims.push_back(ValueDim::of(ShapeExpr::constant(size)));
@@ -518,8 +519,7 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
                         const std::string &path, const Substitution &generics,
                         std::vector<GenValue> arguments, llvm::SMRange at) {
   const CheckedFunction *function = checked.find(&block, fn.name);
-  if (!function || !function->ok || function->writesState ||
-      !isOutlinedBlock(block) || !fn.result)
+  if (!function || !function->ok || !isOutlinedBlock(block) || !fn.result)
     return std::nullopt;
   // The callee's frame: its block's generics as bound, its own generics as
   // fresh symbols whose values it reads off its arguments.
@@ -582,8 +582,25 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
     inner.parameterPaths.push_back(relative.drop_front(prefix.size()).str());
     parameterValues.push_back(current.parameterArguments[i]);
   }
+  // The state of the subtree is passed in and its new value returned, so
+  // that stateful functions are shared between layers too.
+  llvm::SmallVector<unsigned> callerStates;
+  for (size_t i = 0; i < current.stateDecls.size(); ++i) {
+    llvm::StringRef relative = current.statePaths[i];
+    if (!relative.starts_with(prefix))
+      continue;
+    inner.stateIndex[relative.drop_front(prefix.size())] =
+        unsigned(inner.stateDecls.size());
+    inner.stateDecls.push_back(current.stateDecls[i]);
+    inner.statePaths.push_back(relative.drop_front(prefix.size()).str());
+    callerStates.push_back(unsigned(i));
+  }
+  if (function->writesState && callerStates.empty())
+    return std::nullopt;
+  size_t stateCount = callerStates.size();
 
-  std::string key = block.qualifiedName() + "." + fn.name;
+  std::string key =
+      block.qualifiedName() + "." + fn.name + (stateCount ? "|with-state" : "");
   std::string name = block.name + "." + fn.name;
   for (const GenericDecl &generic : block.generics) {
     if (auto it = callee.generics.sizes.find(generic.name);
@@ -606,6 +623,10 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
         dims.push_back(ValueDim::of(ShapeExpr::constant(size)));
       argumentTypes.push_back(tensorType(dims, parameter->element));
     }
+    llvm::SmallVector<mlir::Type> stateTypes;
+    for (unsigned index : callerStates)
+      stateTypes.push_back(current.stateValues[index].tensor.getType());
+    argumentTypes.append(stateTypes.begin(), stateTypes.end());
     std::vector<Frame> savedFrames;
     llvm::SmallVector<mlir::Type> results;
     {
@@ -620,6 +641,7 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
         results.push_back(tensorType(type.dims, resolveElement(type.element)));
       current = std::move(saved);
     }
+    results.append(stateTypes.begin(), stateTypes.end());
     mlir::OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToEnd(module.getBody());
     mlir::Location fnLoc = mlir::FileLineColLoc::get(&context, "", 0, 0);
@@ -656,13 +678,24 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
     for (size_t i = 0; i < current.parameterDecls.size(); ++i)
       current.parameterArguments.push_back(
           entryBlock->getArgument(unsigned(i)));
+    for (size_t i = 0; i < stateCount; ++i) {
+      const ModelParameter &state = *current.stateDecls[i];
+      DimList dims;
+      for (int64_t size : state.shape)
+        dims.push_back(ValueDim::of(ShapeExpr::constant(size)));
+      unsigned index = unsigned(current.parameterDecls.size() + i);
+      func.setArgAttr(index, "linnet.state",
+                      builder.getStringAttr(current.statePaths[i]));
+      current.stateValues.push_back(GenValue::ofTensor(
+          entryBlock->getArgument(index), dims, state.element));
+    }
     current.frames.push_back(callee);
     frame().scopes.emplace_back();
     llvm::SmallVector<mlir::Value> own;
     std::vector<llvm::SMRange> ownLocs;
     for (size_t i = 0; i < fn.params.size(); ++i) {
-      mlir::Value argument =
-          entryBlock->getArgument(unsigned(current.parameterDecls.size() + i));
+      mlir::Value argument = entryBlock->getArgument(
+          unsigned(current.parameterDecls.size() + stateCount + i));
       own.push_back(argument);
       ownLocs.push_back(fn.params[i].loc);
       frame().scopes.back()[fn.params[i].name] = GenValue::ofTensor(
@@ -678,7 +711,7 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
               ? std::vector<GenValue>{result}
               : result.elements;
       llvm::SmallVector<mlir::Value> returnedValues;
-      for (size_t i = 0; i < values.size() && i < results.size(); ++i) {
+      for (size_t i = 0; i < values.size() && i < resultTypes.size(); ++i) {
         GenValue value =
             asTensor(values[i], resolveElement(resultTypes[i].element), fnLoc);
         mlir::Value tensor = value.tensor;
@@ -686,6 +719,13 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
           tensor =
               mlir::tensor::CastOp::create(builder, fnLoc, results[i], tensor);
         returnedValues.push_back(tensor);
+      }
+      for (size_t i = 0; i < stateCount; ++i) {
+        mlir::Value state = current.stateValues[i].tensor;
+        mlir::Type type = results[resultTypes.size() + i];
+        if (state.getType() != type)
+          state = mlir::tensor::CastOp::create(builder, fnLoc, type, state);
+        returnedValues.push_back(state);
       }
       ok = returnedValues.size() == results.size();
       if (ok)
@@ -702,9 +742,11 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
   // The call: parameters, then the arguments cast to the callee's types.
   mlir::Location callLoc = loc(at);
   llvm::SmallVector<mlir::Value> operands(parameterValues);
+  for (unsigned index : callerStates)
+    operands.push_back(current.stateValues[index].tensor);
   mlir::FunctionType type = func.getFunctionType();
   for (size_t i = 0; i < arguments.size(); ++i) {
-    unsigned index = unsigned(parameterValues.size() + i);
+    unsigned index = unsigned(parameterValues.size() + stateCount + i);
     auto expected = mlir::cast<mlir::RankedTensorType>(type.getInput(index));
     GenValue argument =
         asTensor(arguments[i], elementOf(expected.getElementType()), callLoc);
@@ -716,6 +758,13 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
     operands.push_back(value);
   }
   auto call = mlir::func::CallOp::create(builder, callLoc, func, operands);
+  // The subtree's state after the call.
+  unsigned stateResults = call.getNumResults() - unsigned(stateCount);
+  for (size_t i = 0; i < stateCount; ++i) {
+    GenValue &state = current.stateValues[callerStates[i]];
+    state = GenValue::ofTensor(call.getResult(stateResults + unsigned(i)),
+                               state.dims, state.element);
+  }
   // Results in the caller's terms.
   ValueType callerResult = instantiateType(*fn.result, generics);
   std::vector<ValueType> callerTypes =

@@ -11,6 +11,7 @@
 #define LINNET_TOOLS_LINNET_DRIVER_H
 
 #include "linnet/Basic/Diagnostics.h"
+#include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Sema/Binding.h"
 #include "linnet/Sema/BodyChecker.h"
 #include "linnet/Sema/ModelParameters.h"
@@ -82,6 +83,42 @@ extern llvm::cl::SubCommand emitCommand;
 int runEmit(const char *argv0);
 extern llvm::cl::SubCommand runCommand;
 int runRun(const char *argv0);
+
+// `linnet run`'s stateful modes (ScriptRunner.cpp) and what they share with
+// its stateless one (RunCommand.cpp).
+
+/// The checkpoint and model a `linnet run` works on.
+struct RunInputs {
+  std::string input;
+  std::vector<std::string> includeDirs;
+  std::string checkpoint;
+  /// The checkpoint's config.json, then the `--bind` arguments.
+  std::vector<std::string> bindArgs;
+  bool timings = false;
+};
+
+/// `--script`: runs the script's calls against one session and writes each
+/// call's logits to `outDir/call_<i>.npy`. Returns the exit status.
+int runScript(const char *argv0, const RunInputs &inputs,
+              llvm::StringRef scriptPath, llvm::StringRef outDir);
+/// `--prompt-tokens --generate`: greedy generation; prints the ids.
+int runGeneration(const char *argv0, const RunInputs &inputs,
+                  llvm::StringRef promptTokens, unsigned count);
+
+/// Parses `1,2,3;4,5,6` into rows of ids in [0, vocab); the messages start
+/// with `option`.
+llvm::Expected<std::vector<std::vector<int32_t>>>
+parseTokenRows(llvm::StringRef option, llvm::StringRef text, int64_t vocab);
+/// Binds the checkpoint in `dir` to `bound`; reports every problem (nullptr
+/// then).
+std::unique_ptr<ParameterStore> loadCheckpoint(const Program &program,
+                                               const BoundModel &bound,
+                                               llvm::StringRef dir);
+/// Element `i` of `data` (f32, bf16 or f16) as a float.
+float elementToFloat(const void *data, ElementType element, int64_t i);
+/// Writes a NumPy .npy file (format 1.0) of float32 in C order.
+llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
+                     llvm::ArrayRef<float> values);
 
 } // namespace linnet::driver
 

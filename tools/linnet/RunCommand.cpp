@@ -1,11 +1,12 @@
 //===- RunCommand.cpp - `linnet run` --------------------------------------===//
 //
-// Runs one stateless entry of a model on a checkpoint, on the CPU: binds
-// the generics from the checkpoint's config.json (and `--bind` overrides),
-// validates every parameter against the checkpoint, compiles the entry
-// in-process through the CPU target, runs it on a batch of token rows, and
-// writes the logits as a float32 NumPy file (or prints each row's top
-// tokens).
+// Runs a model on a checkpoint, on the CPU: binds the generics from the
+// checkpoint's config.json (and `--bind` overrides), validates every
+// parameter against the checkpoint, compiles the entries in-process through
+// the CPU target and runs them. With `--tokens`, one stateless entry on a
+// batch of token rows, writing the logits as a float32 NumPy file (or
+// printing each row's top tokens); with `--script` or `--prompt-tokens`,
+// the stateful modes of ScriptRunner.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,10 +55,25 @@ cl::opt<std::string>
     runTokens("tokens",
               cl::desc("Token ids: rows separated by `;`, ids by `,`, "
                        "all rows of one length (\"1,2,3;4,5,6\")"),
-              cl::value_desc("rows"), cl::sub(runCommand), cl::Required);
+              cl::value_desc("rows"), cl::sub(runCommand));
 cl::opt<std::string>
-    runOutput("out", cl::desc("Write the logits as a float32 .npy file"),
-              cl::value_desc("file.npy"), cl::sub(runCommand));
+    runScriptPath("script",
+                  cl::desc("Run the entry calls of a JSON script against one "
+                           "session; write call_<i>.npy into --out"),
+                  cl::value_desc("calls.json"), cl::sub(runCommand));
+cl::opt<std::string>
+    runPrompt("prompt-tokens",
+              cl::desc("Generate greedily from these token ids (\"1,2,3\")"),
+              cl::value_desc("ids"), cl::sub(runCommand));
+cl::opt<unsigned> runGenerate("generate",
+                              cl::desc("How many tokens to generate from "
+                                       "--prompt-tokens"),
+                              cl::value_desc("N"), cl::sub(runCommand));
+cl::opt<std::string> runOutput(
+    "out",
+    cl::desc("Write the logits as a float32 .npy file (with --script: a "
+             "folder for call_<i>.npy)"),
+    cl::value_desc("file.npy|dir"), cl::sub(runCommand));
 cl::opt<unsigned> runTop("top",
                          cl::desc("Tokens printed per row without "
                                   "--out (default 5)"),
@@ -72,9 +88,11 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// Parses `1,2,3;4,5,6` into rows; reports what is wrong with it.
+} // namespace
+
 llvm::Expected<std::vector<std::vector<int32_t>>>
-parseTokens(llvm::StringRef text, int64_t vocab) {
+linnet::driver::parseTokenRows(llvm::StringRef option, llvm::StringRef text,
+                               int64_t vocab) {
   std::vector<std::vector<int32_t>> rows;
   llvm::SmallVector<llvm::StringRef> rowTexts;
   text.split(rowTexts, ';');
@@ -82,7 +100,7 @@ parseTokens(llvm::StringRef text, int64_t vocab) {
     llvm::StringRef rowText = rowTexts[r].trim();
     if (rowText.empty())
       return llvm::createStringError(
-          "--tokens: row " + std::to_string(r) +
+          option + ": row " + std::to_string(r) +
           " is empty; give rows of token ids like \"1,2,3;4,5,6\"");
     llvm::SmallVector<llvm::StringRef> ids;
     rowText.split(ids, ',');
@@ -90,20 +108,24 @@ parseTokens(llvm::StringRef text, int64_t vocab) {
     for (size_t i = 0; i < ids.size(); ++i) {
       int64_t id;
       llvm::StringRef idText = ids[i].trim();
+      if (idText.empty())
+        return llvm::createStringError(
+            option + ": position " + std::to_string(i) + " of row " +
+            std::to_string(r) + " is empty; ids are separated by one `,`");
       if (idText.getAsInteger(10, id))
         return llvm::createStringError(
-            "--tokens: `" + idText.str() + "` (row " + std::to_string(r) +
+            option + ": `" + idText.str() + "` (row " + std::to_string(r) +
             ", position " + std::to_string(i) + ") is not a token id");
       if (id < 0 || id >= vocab)
         return llvm::createStringError(
-            "--tokens: token id " + std::to_string(id) + " (row " +
+            option + ": token id " + std::to_string(id) + " (row " +
             std::to_string(r) + ", position " + std::to_string(i) +
             ") is outside the vocabulary [0, " + std::to_string(vocab) + ")");
       row.push_back(int32_t(id));
     }
     if (!rows.empty() && row.size() != rows.front().size())
       return llvm::createStringError(
-          "--tokens: row " + std::to_string(r) + " has " +
+          option + ": row " + std::to_string(r) + " has " +
           std::to_string(row.size()) + " tokens but row 0 has " +
           std::to_string(rows.front().size()) +
           "; every row of a batch has the same length");
@@ -112,7 +134,8 @@ parseTokens(llvm::StringRef text, int64_t vocab) {
   return rows;
 }
 
-float toFloat(const void *data, ElementType element, int64_t i) {
+float linnet::driver::elementToFloat(const void *data, ElementType element,
+                                     int64_t i) {
   switch (element) {
   case ElementType::F32:
     return static_cast<const float *>(data)[i];
@@ -131,9 +154,9 @@ float toFloat(const void *data, ElementType element, int64_t i) {
   }
 }
 
-/// Writes a NumPy .npy file (format 1.0) of float32 in C order.
-llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
-                     llvm::ArrayRef<float> values) {
+llvm::Error linnet::driver::writeNpy(llvm::StringRef path,
+                                     llvm::ArrayRef<int64_t> shape,
+                                     llvm::ArrayRef<float> values) {
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
   for (int64_t size : shape)
     header += std::to_string(size) + ", ";
@@ -162,13 +185,25 @@ llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
   return llvm::Error::success();
 }
 
-} // namespace
+std::unique_ptr<ParameterStore>
+linnet::driver::loadCheckpoint(const Program &program, const BoundModel &bound,
+                               llvm::StringRef dir) {
+  auto loaded = ParameterStore::load(program, bound, dir, llvm::errs());
+  if (!loaded) {
+    std::string messages;
+    llvm::handleAllErrors(loaded.takeError(),
+                          [&](const llvm::ErrorInfoBase &error) {
+                            messages += "\n  " + error.message();
+                          });
+    reportError("the checkpoint `" + dir +
+                "` does not fit the model:" + messages);
+    return nullptr;
+  }
+  return std::move(*loaded);
+}
 
 int linnet::driver::runRun(const char *argv0) {
   auto start = std::chrono::steady_clock::now();
-  DriverSession session;
-  if (!session.load(argv0, runInput, runIncludes))
-    return 1;
   llvm::SmallString<256> config(runCheckpoint.getValue());
   llvm::sys::path::append(config, "config.json");
   if (!llvm::sys::fs::exists(config))
@@ -177,6 +212,40 @@ int linnet::driver::runRun(const char *argv0) {
   std::vector<std::string> bindArgs = {std::string(config)};
   bindArgs.insert(bindArgs.end(), runBindings.begin(), runBindings.end());
 
+  // One mode: stateless entry on --tokens, a script, or generation.
+  if (runTokens.getNumOccurrences() + runScriptPath.getNumOccurrences() +
+          runPrompt.getNumOccurrences() !=
+      1)
+    return reportError("give one of --tokens (a stateless entry), --script "
+                       "(entry calls against one session) or --prompt-tokens "
+                       "with --generate (greedy generation)");
+  if (!runTokens.getNumOccurrences() && runEntry.getNumOccurrences())
+    return reportError("--entry goes with --tokens; a script names the entry "
+                       "of each call, and generation runs `prefill` and "
+                       "`decode`");
+  if (runGenerate.getNumOccurrences() && !runPrompt.getNumOccurrences())
+    return reportError("--generate needs --prompt-tokens, the ids to start "
+                       "from");
+  RunInputs inputs{runInput, runIncludes, runCheckpoint, bindArgs, runTimings};
+  if (runScriptPath.getNumOccurrences()) {
+    if (runOutput.empty())
+      return reportError("--script needs --out, the folder for each call's "
+                         "logits (call_<i>.npy)");
+    return runScript(argv0, inputs, runScriptPath, runOutput);
+  }
+  if (runPrompt.getNumOccurrences()) {
+    if (!runGenerate.getNumOccurrences())
+      return reportError("--prompt-tokens needs --generate N, the number of "
+                         "tokens to generate");
+    if (!runOutput.empty())
+      return reportError("--out does not go with --generate, which prints "
+                         "the generated ids");
+    return runGeneration(argv0, inputs, runPrompt, runGenerate);
+  }
+
+  DriverSession session;
+  if (!session.load(argv0, runInput, runIncludes))
+    return 1;
   // Tokens and the checkpoint are checked once the sizes are bound, before
   // the model is compiled.
   std::vector<std::vector<int32_t>> rows;
@@ -193,34 +262,25 @@ int linnet::driver::runRun(const char *argv0) {
     }
     if (runEntry != "forward" && runEntry != "next_token") {
       reportError("--entry: `" + runEntry +
-                  "` reads and writes the model's state; `run` runs the "
-                  "stateless entries `forward` and `next_token`");
+                  "` reads and writes the model's state; `--tokens` runs the "
+                  "stateless entries `forward` and `next_token`, and "
+                  "`--script` runs every entry");
       return false;
     }
     int64_t vocab = 0;
     for (const BoundGeneric &generic : bound.generics)
       if (generic.name == "Vocab")
         vocab = generic.size;
-    auto parsed = parseTokens(runTokens, vocab);
+    auto parsed = parseTokenRows("--tokens", runTokens, vocab);
     if (!parsed) {
       reportError(llvm::toString(parsed.takeError()));
       return false;
     }
     rows = std::move(*parsed);
     auto loadStart = std::chrono::steady_clock::now();
-    auto loaded = ParameterStore::load(session.program, bound, runCheckpoint,
-                                       llvm::errs());
-    if (!loaded) {
-      std::string messages;
-      llvm::handleAllErrors(loaded.takeError(),
-                            [&](const llvm::ErrorInfoBase &error) {
-                              messages += "\n  " + error.message();
-                            });
-      reportError("the checkpoint `" + runCheckpoint +
-                  "` does not fit the model:" + messages);
+    store = loadCheckpoint(session.program, bound, runCheckpoint);
+    if (!store)
       return false;
-    }
-    store = std::move(*loaded);
     loadSeconds = secondsSince(loadStart);
     return true;
   };
@@ -272,7 +332,7 @@ int linnet::driver::runRun(const char *argv0) {
   const char *base = static_cast<const char *>(result.data()) +
                      result.offset() * elementTypeBytes(element);
   for (size_t i = 0; i < logits.size(); ++i)
-    logits[i] = toFloat(base, element, int64_t(i));
+    logits[i] = elementToFloat(base, element, int64_t(i));
   result.freeResult(args);
 
   if (runTimings)

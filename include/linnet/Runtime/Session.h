@@ -1,0 +1,157 @@
+//===- Session.h - The model's state across entry calls ---------*- C++ -*-===//
+//
+// The stateful entries (`prefill`, `decode`, `decode_rows`, `prefill_slots`)
+// read and write the model's `state` members: KV caches, conv history and
+// recurrent state, one row per batch slot. A Session owns that storage for
+// one bound model and keeps each row's token count, because a row's
+// recurrent state cannot be rewound: a call is checked against the counts
+// (and the bound sizes) before it runs, so that a wrong position is an error
+// that says so rather than silently wrong logits. The checks and the script
+// format need no compiled code, so a whole script is checked before the
+// model is compiled.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_RUNTIME_SESSION_H
+#define LINNET_RUNTIME_SESSION_H
+
+#include "linnet/Sema/Binding.h"
+#include "linnet/Sema/ModelParameters.h"
+#include "linnet/Sema/Program.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace linnet {
+
+/// The entries of a model that the runtime knows how to call.
+enum class EntryKind {
+  Forward,     ///< `forward(tokens[B, S])`: stateless, logits of every token
+  NextToken,   ///< `next_token(tokens[B, S])`: stateless, last token's logits
+  Prefill,     ///< `prefill(tokens[Batch, S], pos)`
+  Decode,      ///< `decode(token[Batch, 1], pos)`
+  DecodeRows,  ///< `decode_rows(tokens[Batch, 1], positions[Batch])`
+  PrefillSlots ///< `prefill_slots(tokens[M, S], slots[M], lengths[M])`
+};
+
+/// The entry's name in the model (`decode_rows`).
+llvm::StringRef entryName(EntryKind entry);
+/// The entry called `name`, if the runtime knows it.
+std::optional<EntryKind> entryNamed(llvm::StringRef name);
+/// Whether the entry reads and writes the model's state.
+bool isStateful(EntryKind entry);
+
+/// One call of an entry with its arguments.
+struct EntryCall {
+  EntryKind entry = EntryKind::Forward;
+  int64_t rows = 0;               ///< B, Batch or M
+  int64_t length = 0;             ///< S (1 for the decodes)
+  std::vector<int32_t> tokens;    ///< [rows, length], row-major
+  int32_t pos = 0;                ///< prefill, decode
+  std::vector<int32_t> positions; ///< decode_rows: one per row
+  std::vector<int32_t> slots;     ///< prefill_slots: one per row
+  std::vector<int32_t> lengths;   ///< prefill_slots: one per row
+};
+
+/// Parses a script, `{"calls": [{"entry": "prefill", "tokens": [[1, 2]],
+/// "pos": 0}, ...]}`: each call names its entry and gives exactly that
+/// entry's arguments. Checks the form only (types, fields, rows of equal
+/// length); the sizes are RowCounts::check's. The first problem is the
+/// error, naming the call (counted from 0) and the field.
+llvm::Expected<std::vector<EntryCall>> parseScript(llvm::StringRef text);
+
+/// The bound sizes a call is checked against: the root's generics `Batch`
+/// (the state's rows; 1 when the model has none), `MaxSeq` and `Vocab`.
+struct SessionSizes {
+  int64_t batch = 1;
+  int64_t maxSeq = 0;
+  int64_t vocab = 0;
+
+  /// The sizes of `model`; an error names a missing `Vocab` or `MaxSeq`.
+  static llvm::Expected<SessionSizes> of(const BoundModel &model);
+};
+
+/// How many tokens each state row holds, and the rules that keep calls
+/// consistent with it (DESIGN.md, "The model's entries"): at position 0 a
+/// row starts fresh; at any other position it continues where it stopped;
+/// only `prefill` at 0 and `prefill_slots` restart a row that holds tokens.
+class RowCounts {
+public:
+  explicit RowCounts(const SessionSizes &sizes);
+
+  /// Checks `call` against the sizes and the counts. The error says which
+  /// field is wrong and how (`` `pos`: … ``), without the call's index.
+  llvm::Error check(const EntryCall &call) const;
+  /// The counts after `call` (which check accepted) has run.
+  void advance(const EntryCall &call);
+  /// Row `slot` holds no tokens.
+  void reset(int64_t slot);
+
+  llvm::ArrayRef<int64_t> counts() const { return rowCounts; }
+  const SessionSizes &sizes() const { return sizes_; }
+
+private:
+  llvm::Error checkTokens(const EntryCall &call) const;
+
+  SessionSizes sizes_;
+  std::vector<int64_t> rowCounts;
+};
+
+/// The storage of one `state` member: contiguous, row-major, 64-byte
+/// aligned, of `state.element`; row `b` of the leading (`Batch`) dimension
+/// belongs to slot `b`.
+struct StateBuffer {
+  ModelParameter state;
+  void *data = nullptr;
+  uint64_t bytes = 0;
+};
+
+/// Every state of one bound model, zero-initialised, with each row's count.
+/// The entries are called by the code that owns the compiled model: it
+/// checks a call here first, passes `states()` (in listStates order) to the
+/// entry, stores the states it returns (storeState) and then calls finish.
+class Session {
+public:
+  ~Session();
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  /// Allocates the states of `model`. Every state's leading dimension must
+  /// be the slot (`Batch`); the error names a state where it is not.
+  static llvm::Expected<std::unique_ptr<Session>>
+  create(const Program &program, const BoundModel &model);
+
+  const SessionSizes &sizes() const { return rows.sizes(); }
+  llvm::ArrayRef<int64_t> counts() const { return rows.counts(); }
+  llvm::MutableArrayRef<StateBuffer> states() { return buffers; }
+
+  /// Checks `call` before it runs (RowCounts::check).
+  llvm::Error check(const EntryCall &call) const { return rows.check(call); }
+  /// Replaces state `index` by `bytes` at `data` (the entry's result), unless
+  /// that is already its buffer (updated in place).
+  void storeState(size_t index, const void *data);
+  /// Records that `call` ran: its rows' counts advance.
+  void finish(const EntryCall &call) { rows.advance(call); }
+
+  /// Zeroes slot `slot` of every state and its count.
+  void reset(int64_t slot);
+  /// Zeroes every slot.
+  void resetAll();
+
+private:
+  explicit Session(const SessionSizes &sizes) : rows(sizes) {}
+
+  RowCounts rows;
+  std::vector<StateBuffer> buffers;
+};
+
+} // namespace linnet
+
+#endif // LINNET_RUNTIME_SESSION_H
