@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include <cmath>
 
@@ -866,6 +867,90 @@ static DimList rangedDims(const DimList &valueDims, const IndexPlan &plan) {
   return dims;
 }
 
+/// Reassociation that folds each dropped unit axis into a kept neighbour.
+static llvm::SmallVector<mlir::ReassociationIndices>
+unitAxesGroups(llvm::ArrayRef<bool> dropped) {
+  llvm::SmallVector<mlir::ReassociationIndices> groups;
+  mlir::ReassociationIndices pending;
+  for (size_t axis = 0; axis < dropped.size(); ++axis) {
+    pending.push_back(int64_t(axis));
+    if (!dropped[axis]) {
+      groups.push_back(pending);
+      pending.clear();
+    }
+  }
+  if (!pending.empty() && !groups.empty())
+    groups.back().append(pending.begin(), pending.end());
+  return groups;
+}
+
+/// The region of `source` at offsets/sizes, with the `dropped` unit axes
+/// removed. Slices keep every axis and a collapse removes the unit ones:
+/// a rank-reducing slice is ambiguous when several axes have size 1, and
+/// MLIR 22's folders can pick the wrong one.
+static mlir::Value extractRegion(Generator &gen, mlir::Value source,
+                                 llvm::ArrayRef<mlir::OpFoldResult> offsets,
+                                 llvm::ArrayRef<mlir::OpFoldResult> sizes,
+                                 llvm::ArrayRef<mlir::OpFoldResult> strides,
+                                 llvm::ArrayRef<bool> dropped,
+                                 mlir::RankedTensorType resultType,
+                                 mlir::Location at) {
+  auto sourceType = mlir::cast<mlir::RankedTensorType>(source.getType());
+  llvm::SmallVector<int64_t> shape;
+  for (mlir::OpFoldResult size : sizes) {
+    auto constant = mlir::getConstantIntValue(size);
+    shape.push_back(constant ? *constant : mlir::ShapedType::kDynamic);
+  }
+  auto fullType =
+      mlir::RankedTensorType::get(shape, sourceType.getElementType());
+  mlir::Value slice = tensor::ExtractSliceOp::create(
+      gen.builder, at, fullType, source, offsets, sizes, strides);
+  if (llvm::none_of(dropped, [](bool d) { return d; }))
+    return slice;
+  return tensor::CollapseShapeOp::create(gen.builder, at, resultType, slice,
+                                         unitAxesGroups(dropped));
+}
+
+/// `value` (without the `dropped` unit axes) written into `destination`'s
+/// region: the unit axes are put back by an expand first.
+static mlir::Value insertRegion(Generator &gen, mlir::Value value,
+                                mlir::Value destination,
+                                llvm::ArrayRef<mlir::OpFoldResult> offsets,
+                                llvm::ArrayRef<mlir::OpFoldResult> sizes,
+                                llvm::ArrayRef<mlir::OpFoldResult> strides,
+                                llvm::ArrayRef<bool> dropped,
+                                mlir::Location at) {
+  if (llvm::any_of(dropped, [](bool d) { return d; })) {
+    auto valueType = mlir::cast<mlir::RankedTensorType>(value.getType());
+    llvm::SmallVector<int64_t> shape;
+    for (mlir::OpFoldResult size : sizes) {
+      auto constant = mlir::getConstantIntValue(size);
+      shape.push_back(constant ? *constant : mlir::ShapedType::kDynamic);
+    }
+    auto fullType =
+        mlir::RankedTensorType::get(shape, valueType.getElementType());
+    value = tensor::ExpandShapeOp::create(gen.builder, at, fullType, value,
+                                          unitAxesGroups(dropped), sizes);
+  }
+  return tensor::InsertSliceOp::create(gen.builder, at, value, destination,
+                                       offsets, sizes, strides);
+}
+
+/// The axes an index plan removes: points and gathers.
+static llvm::SmallVector<bool> droppedAxes(const IndexPlan &plan) {
+  llvm::SmallVector<bool> dropped;
+  for (const IndexPlan::Axis &axis : plan.axes)
+    dropped.push_back(axis.kind != IndexPlan::Axis::Range);
+  return dropped;
+}
+
+/// Only `axis` of `rank` removed.
+static llvm::SmallVector<bool> oneAxis(unsigned rank, unsigned axis) {
+  llvm::SmallVector<bool> dropped(rank, false);
+  dropped[axis] = true;
+  return dropped;
+}
+
 GenValue Generator::generateNode(const ast::IndexExpr &index,
                                  const ast::Expr &expr) {
   ValueType type = typeOf(expr);
@@ -884,9 +969,9 @@ GenValue Generator::generateNode(const ast::IndexExpr &index,
   if (!plan->gathers) {
     llvm::SmallVector<mlir::OpFoldResult> offsets, sizes, strides;
     regionOf(*this, *plan, {}, at, offsets, sizes, strides);
-    mlir::Value slice = tensor::ExtractSliceOp::create(
-        builder, at, tensorType(type.dims, element), base.tensor, offsets,
-        sizes, strides);
+    mlir::Value slice =
+        extractRegion(*this, base.tensor, offsets, sizes, strides,
+                      droppedAxes(*plan), tensorType(type.dims, element), at);
     return GenValue::ofTensor(slice, type.dims, element);
   }
   // A gather: one slice per index, inserted at its place in the result.
@@ -905,8 +990,9 @@ GenValue Generator::generateNode(const ast::IndexExpr &index,
                                   nested.getInsertionPoint());
         llvm::SmallVector<mlir::OpFoldResult> offsets, sizes, strides;
         regionOf(*this, *plan, i, l, offsets, sizes, strides);
-        mlir::Value slice = tensor::ExtractSliceOp::create(
-            builder, l, partType, base.tensor, offsets, sizes, strides);
+        mlir::Value slice =
+            extractRegion(*this, base.tensor, offsets, sizes, strides,
+                          droppedAxes(*plan), partType, l);
         llvm::SmallVector<mlir::OpFoldResult> to, toSizes, toStrides;
         for (unsigned d = 0; d < type.rank(); ++d) {
           bool gathered = d == plan->gatherPosition;
@@ -916,8 +1002,9 @@ GenValue Generator::generateNode(const ast::IndexExpr &index,
                                      : foldedIndex(*type.dims[d].size, l));
           toStrides.push_back(builder.getIndexAttr(1));
         }
-        mlir::Value updated = tensor::InsertSliceOp::create(
-            builder, l, slice, carried[0], to, toSizes, toStrides);
+        mlir::Value updated =
+            insertRegion(*this, slice, carried[0], to, toSizes, toStrides,
+                         oneAxis(type.rank(), plan->gatherPosition), l);
         mlir::scf::YieldOp::create(builder, l, updated);
       });
   return GenValue::ofTensor(loop.getResult(0), type.dims, element);
@@ -940,9 +1027,9 @@ GenValue Generator::scatter(const GenValue &destination,
   if (!plan->gathers) {
     llvm::SmallVector<mlir::OpFoldResult> offsets, sizes, strides;
     regionOf(*this, *plan, {}, at, offsets, sizes, strides);
-    mlir::Value updated = tensor::InsertSliceOp::create(
-        builder, at, source.tensor, destination.tensor, offsets, sizes,
-        strides);
+    mlir::Value updated =
+        insertRegion(*this, source.tensor, destination.tensor, offsets, sizes,
+                     strides, droppedAxes(*plan), at);
     return GenValue::ofTensor(updated, destination.dims, destination.element);
   }
   // One region per index: the value's slice at that index goes there.
@@ -967,12 +1054,14 @@ GenValue Generator::scatter(const GenValue &destination,
                                        : foldedIndex(*source.dims[d].size, l));
           fromStrides.push_back(builder.getIndexAttr(1));
         }
-        mlir::Value slice = tensor::ExtractSliceOp::create(
-            builder, l, partType, source.tensor, from, fromSizes, fromStrides);
+        mlir::Value slice = extractRegion(
+            *this, source.tensor, from, fromSizes, fromStrides,
+            oneAxis(source.rank(), plan->gatherPosition), partType, l);
         llvm::SmallVector<mlir::OpFoldResult> offsets, sizes, strides;
         regionOf(*this, *plan, i, l, offsets, sizes, strides);
-        mlir::Value updated = tensor::InsertSliceOp::create(
-            builder, l, slice, carried[0], offsets, sizes, strides);
+        mlir::Value updated =
+            insertRegion(*this, slice, carried[0], offsets, sizes, strides,
+                         droppedAxes(*plan), l);
         mlir::scf::YieldOp::create(builder, l, updated);
       });
   return GenValue::ofTensor(loop.getResult(0), destination.dims,
