@@ -298,6 +298,14 @@ ParameterStore::load(const Program &program, const BoundModel &model,
   auto binding = CheckpointBinding::load(bindingPath);
   if (!binding)
     return binding.takeError();
+  return load(*binding, listParameters(program, model), checkpointDir,
+              warnings);
+}
+
+llvm::Expected<std::unique_ptr<ParameterStore>> ParameterStore::load(
+    const CheckpointBinding &bindingRef, std::vector<ModelParameter> params,
+    llvm::StringRef checkpointDir, llvm::raw_ostream &warnings) {
+  const CheckpointBinding *binding = &bindingRef;
   if (!llvm::sys::fs::is_directory(checkpointDir))
     return llvm::createStringError("checkpoint `" + checkpointDir +
                                    "` is not a folder");
@@ -309,7 +317,7 @@ ParameterStore::load(const Program &program, const BoundModel &model,
 
   std::unique_ptr<ParameterStore> store(new ParameterStore());
   store->checkpoint = std::move(*checkpoint);
-  store->params = listParameters(program, model);
+  store->params = std::move(params);
   std::vector<std::string> names;
   for (const TensorView *tensor : store->checkpoint.tensors())
     names.push_back(tensor->name);

@@ -288,9 +288,14 @@ linnet::parseScript(llvm::StringRef text) {
 }
 
 llvm::Expected<SessionSizes> SessionSizes::of(const BoundModel &model) {
+  return of(model.generics);
+}
+
+llvm::Expected<SessionSizes>
+SessionSizes::of(llvm::ArrayRef<BoundGeneric> generics) {
   SessionSizes sizes;
   bool hasVocab = false, hasMaxSeq = false;
-  for (const BoundGeneric &generic : model.generics) {
+  for (const BoundGeneric &generic : generics) {
     if (generic.kind != GenericKind::Dim)
       continue;
     if (generic.name == "Batch")
@@ -470,12 +475,17 @@ Session::create(const Program &program, const BoundModel &model) {
   auto sizes = SessionSizes::of(model);
   if (!sizes)
     return sizes.takeError();
-  std::unique_ptr<Session> session(new Session(*sizes));
-  for (ModelParameter &state : listStates(program, model)) {
-    if (state.shape.empty() || state.shape.front() != sizes->batch)
+  return create(*sizes, listStates(program, model));
+}
+
+llvm::Expected<std::unique_ptr<Session>>
+Session::create(const SessionSizes &sizes, std::vector<ModelParameter> states) {
+  std::unique_ptr<Session> session(new Session(sizes));
+  for (ModelParameter &state : states) {
+    if (state.shape.empty() || state.shape.front() != sizes.batch)
       return fail("state `" + state.path + "` has type `" + state.typeText() +
                   "`, whose leading dimension is not the slot (`Batch` = " +
-                  std::to_string(sizes->batch) + ")");
+                  std::to_string(sizes.batch) + ")");
     StateBuffer buffer;
     buffer.bytes = state.elementCount() * elementTypeBytes(state.element);
     // aligned_alloc wants a multiple of the alignment.

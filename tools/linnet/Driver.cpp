@@ -10,6 +10,7 @@
 #include "linnet/Sema/ModuleLoader.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 
@@ -49,4 +50,41 @@ bool DriverSession::load(const char *argv0, llvm::StringRef input,
 int linnet::driver::reportError(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "linnet") << message << "\n";
   return 1;
+}
+
+llvm::Expected<ModelManifest>
+linnet::driver::buildManifest(const Program &program, const BoundModel &bound) {
+  ModelManifest manifest;
+  manifest.model = bound.root->qualifiedName();
+  manifest.generics = bound.generics;
+  for (const BoundGeneric &generic : bound.generics) {
+    // `DIR/config.json: hidden_size`: a checkpoint's config must agree; a
+    // value from `--bind Name=Value`, the binding's defaults or the source
+    // is fixed by the build.
+    llvm::StringRef origin(generic.origin);
+    manifest.fromConfig.push_back(!origin.starts_with("--bind") &&
+                                  origin.contains("config.json: "));
+  }
+  for (ModelParameter &param : listParameters(program, bound)) {
+    param.block = nullptr;
+    param.decl = nullptr;
+    manifest.parameters.push_back(std::move(param));
+  }
+  for (ModelParameter &state : listStates(program, bound)) {
+    state.block = nullptr;
+    manifest.states.push_back(std::move(state));
+  }
+  for (const MemberDecl &member : bound.root->members)
+    if (auto *fn = std::get_if<FnDecl>(&member); fn && fn->isEntry)
+      manifest.entries.push_back(fn->name);
+  llvm::SmallString<256> bindingPath(
+      llvm::sys::path::parent_path(bound.root->module->path));
+  llvm::sys::path::append(bindingPath, kCheckpointBindingFile);
+  auto buffer = llvm::MemoryBuffer::getFile(bindingPath, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError("cannot read `" + bindingPath +
+                                   "`: " + buffer.getError().message());
+  manifest.bindingPath = std::string(bindingPath);
+  manifest.bindingText = (*buffer)->getBuffer().str();
+  return manifest;
 }

@@ -11,6 +11,7 @@
 #define LINNET_TOOLS_LINNET_DRIVER_H
 
 #include "linnet/Basic/Diagnostics.h"
+#include "linnet/Runtime/ModelManifest.h"
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Sema/Binding.h"
 #include "linnet/Sema/BodyChecker.h"
@@ -65,10 +66,11 @@ struct CompiledModel {
 /// `--bind`), proves its obligations, generates `entries` and lowers them to
 /// `stage`. Reports every problem; false then.
 /// `beforeGeneration`, when given, runs once the model is bound, before the
-/// (slow) generation and lowering: where a command checks its inputs.
+/// (slow) generation and lowering: where a command checks its inputs (and
+/// may still change `entries`, which is read after it).
 bool compileModel(
     DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
-    llvm::ArrayRef<std::string> entries, LoweringStage stage,
+    const std::vector<std::string> &entries, LoweringStage stage,
     CompiledModel &compiled,
     llvm::function_ref<bool(const BoundModel &)> beforeGeneration = nullptr);
 
@@ -84,41 +86,14 @@ int runEmit(const char *argv0);
 extern llvm::cl::SubCommand runCommand;
 int runRun(const char *argv0);
 
-// `linnet run`'s stateful modes (ScriptRunner.cpp) and what they share with
-// its stateless one (RunCommand.cpp).
+extern llvm::cl::SubCommand buildCommand;
+int runBuild(const char *argv0);
 
-/// The checkpoint and model a `linnet run` works on.
-struct RunInputs {
-  std::string input;
-  std::vector<std::string> includeDirs;
-  std::string checkpoint;
-  /// The checkpoint's config.json, then the `--bind` arguments.
-  std::vector<std::string> bindArgs;
-  bool timings = false;
-};
-
-/// `--script`: runs the script's calls against one session and writes each
-/// call's logits to `outDir/call_<i>.npy`. Returns the exit status.
-int runScript(const char *argv0, const RunInputs &inputs,
-              llvm::StringRef scriptPath, llvm::StringRef outDir);
-/// `--prompt-tokens --generate`: greedy generation; prints the ids.
-int runGeneration(const char *argv0, const RunInputs &inputs,
-                  llvm::StringRef promptTokens, unsigned count);
-
-/// Parses `1,2,3;4,5,6` into rows of ids in [0, vocab); the messages start
-/// with `option`.
-llvm::Expected<std::vector<std::vector<int32_t>>>
-parseTokenRows(llvm::StringRef option, llvm::StringRef text, int64_t vocab);
-/// Binds the checkpoint in `dir` to `bound`; reports every problem (nullptr
-/// then).
-std::unique_ptr<ParameterStore> loadCheckpoint(const Program &program,
-                                               const BoundModel &bound,
-                                               llvm::StringRef dir);
-/// Element `i` of `data` (f32, bf16 or f16) as a float.
-float elementToFloat(const void *data, ElementType element, int64_t i);
-/// Writes a NumPy .npy file (format 1.0) of float32 in C order.
-llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
-                     llvm::ArrayRef<float> values);
+/// The runtime's view of a bound model (ModelRun, a built binary): the
+/// generics, parameters, states, every entry of the root and the checkpoint
+/// binding's text.
+llvm::Expected<ModelManifest> buildManifest(const Program &program,
+                                            const BoundModel &bound);
 
 } // namespace linnet::driver
 

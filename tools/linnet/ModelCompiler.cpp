@@ -21,7 +21,7 @@ using namespace linnet::driver;
 
 bool linnet::driver::compileModel(
     DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
-    llvm::ArrayRef<std::string> entries, LoweringStage stage,
+    const std::vector<std::string> &entries, LoweringStage stage,
     CompiledModel &compiled,
     llvm::function_ref<bool(const BoundModel &)> beforeGeneration) {
   DiagnosticEngine &diags = session.diags;

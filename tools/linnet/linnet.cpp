@@ -236,6 +236,8 @@ int main(int argc, char **argv) {
     return runEmit(argv[0]);
   if (runCommand)
     return runRun(argv[0]);
+  if (buildCommand)
+    return runBuild(argv[0]);
   llvm::errs() << "linnet: error: no command given; try `linnet --help`\n";
   return 1;
 }

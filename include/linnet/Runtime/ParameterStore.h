@@ -15,6 +15,7 @@
 #ifndef LINNET_RUNTIME_PARAMETERSTORE_H
 #define LINNET_RUNTIME_PARAMETERSTORE_H
 
+#include "linnet/Runtime/CheckpointBinding.h"
 #include "linnet/Runtime/Safetensors.h"
 #include "linnet/Sema/Binding.h"
 #include "linnet/Sema/ModelParameters.h"
@@ -55,6 +56,11 @@ public:
   /// not ignore are written to `warnings`, one line each.
   static llvm::Expected<std::unique_ptr<ParameterStore>>
   load(const Program &program, const BoundModel &model,
+       llvm::StringRef checkpointDir, llvm::raw_ostream &warnings);
+  /// Binds the checkpoint to `params` (listParameters of the model) through
+  /// `binding`, as above.
+  static llvm::Expected<std::unique_ptr<ParameterStore>>
+  load(const CheckpointBinding &binding, std::vector<ModelParameter> params,
        llvm::StringRef checkpointDir, llvm::raw_ostream &warnings);
 
   /// In the order of listParameters.

@@ -76,6 +76,8 @@ struct SessionSizes {
 
   /// The sizes of `model`; an error names a missing `Vocab` or `MaxSeq`.
   static llvm::Expected<SessionSizes> of(const BoundModel &model);
+  /// The sizes given by bound `generics`.
+  static llvm::Expected<SessionSizes> of(llvm::ArrayRef<BoundGeneric> generics);
 };
 
 /// How many tokens each state row holds, and the rules that keep calls
@@ -127,6 +129,9 @@ public:
   /// be the slot (`Batch`); the error names a state where it is not.
   static llvm::Expected<std::unique_ptr<Session>>
   create(const Program &program, const BoundModel &model);
+  /// Allocates `states` (listStates of a model of `sizes`).
+  static llvm::Expected<std::unique_ptr<Session>>
+  create(const SessionSizes &sizes, std::vector<ModelParameter> states);
 
   const SessionSizes &sizes() const { return rows.sizes(); }
   llvm::ArrayRef<int64_t> counts() const { return rows.counts(); }

@@ -3,7 +3,11 @@
 // The ahead-of-time path: the module the JIT would run, translated to LLVM IR,
 // optimized and emitted as a position-independent object for a generic x86-64
 // level, so that a binary linked from it runs on machines other than the
-// build machine.
+// build machine. Every C-interface function `_mlir_ciface_f` gets a packed
+// wrapper `void _linnet_packed_f(void **args)` (args[i] points at parameter
+// i's value, a non-void result is stored through the last), the convention
+// of mlir::ExecutionEngine's wrappers, so that a runtime calls any entry the
+// same way whether it was compiled in process or ahead of time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +18,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -30,6 +35,43 @@
 using namespace mlir;
 
 namespace linnet {
+
+/// Adds `_linnet_packed_f` for every defined `_mlir_ciface_f` of `module`.
+static void addPackedWrappers(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::SmallVector<llvm::Function *> interfaces;
+  for (llvm::Function &function : module)
+    if (!function.isDeclaration() &&
+        function.getName().starts_with("_mlir_ciface_"))
+      interfaces.push_back(&function);
+  llvm::Type *pointer = llvm::PointerType::getUnqual(context);
+  for (llvm::Function *interface : interfaces) {
+    std::string name =
+        "_linnet_packed_" +
+        interface->getName().drop_front(strlen("_mlir_ciface_")).str();
+    auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(context),
+                                         {pointer}, /*isVarArg=*/false);
+    auto *wrapper = llvm::Function::Create(
+        type, llvm::GlobalValue::ExternalLinkage, name, module);
+    llvm::IRBuilder<> builder(
+        llvm::BasicBlock::Create(context, "entry", wrapper));
+    llvm::Value *packed = wrapper->getArg(0);
+    llvm::SmallVector<llvm::Value *> args;
+    for (llvm::Argument &arg : interface->args()) {
+      llvm::Value *slot =
+          builder.CreateConstGEP1_64(pointer, packed, uint64_t(arg.getArgNo()));
+      llvm::Value *address = builder.CreateLoad(pointer, slot);
+      args.push_back(builder.CreateLoad(arg.getType(), address));
+    }
+    llvm::Value *result = builder.CreateCall(interface, args);
+    if (!result->getType()->isVoidTy()) {
+      llvm::Value *slot =
+          builder.CreateConstGEP1_64(pointer, packed, uint64_t(args.size()));
+      builder.CreateStore(result, builder.CreateLoad(pointer, slot));
+    }
+    builder.CreateRetVoid();
+  }
+}
 
 llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
                             llvm::StringRef cpu) {
@@ -48,6 +90,8 @@ llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
   if (!llvmModule)
     return llvm::createStringError("cannot translate the CPU module to LLVM IR "
                                    "(is it at CpuStage::LLVM?)");
+
+  addPackedWrappers(*llvmModule);
 
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;

@@ -1,0 +1,108 @@
+//===- ModelRun.h - Running a compiled model on a checkpoint -----*- C++
+//-*-===//
+//
+// What `linnet run` does once the model is compiled, and what a binary made
+// by `linnet build` does: one stateless entry on token rows (`--tokens`), a
+// script of entry calls against one session (`--script`), or greedy
+// generation (`--prompt-tokens --generate`). It needs only the model's
+// manifest and a way to call an entry with packed arguments, so the JIT and
+// the ahead-of-time object run through the same code. A run is prepared
+// (inputs parsed and checked, checkpoint loaded, states allocated) before
+// any code is generated, so that a mistake costs no compile time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_RUNTIME_MODELRUN_H
+#define LINNET_RUNTIME_MODELRUN_H
+
+#include "linnet/Runtime/ModelManifest.h"
+#include "linnet/Runtime/ParameterStore.h"
+#include "linnet/Runtime/Session.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace linnet {
+
+/// Calls entry `name` of the compiled model: `packed` holds one pointer per
+/// parameter of its C interface (`_mlir_ciface_<name>`), pointing at that
+/// parameter's value, the result struct's pointer first (the convention of
+/// MLIR's packed wrappers).
+using PackedEntryCall = std::function<llvm::Error(
+    llvm::StringRef name, llvm::MutableArrayRef<void *> packed)>;
+
+/// The options `linnet run` and a built binary share.
+struct RunOptions {
+  std::string checkpoint;
+  std::optional<std::string> entry; ///< with --tokens; `forward` if absent
+  std::optional<std::string> tokens, script, prompt;
+  std::optional<unsigned> generate;
+  std::string out;
+  unsigned top = 5;
+  bool timings = false;
+  /// Check that the checkpoint's config.json agrees with the manifest's
+  /// generics (a built binary; `linnet run` binds from that config).
+  bool checkConfig = false;
+  /// Prefixes the --timings lines (`linnet run`).
+  std::string tool = "linnet run";
+
+  /// Checks that exactly one mode is asked for, with its companions.
+  llvm::Error validate() const;
+};
+
+class ModelRun {
+public:
+  ~ModelRun();
+
+  /// Parses and checks the inputs against `manifest`, loads the checkpoint
+  /// and allocates the session's states. Nothing is called yet.
+  static llvm::Expected<std::unique_ptr<ModelRun>>
+  prepare(const ModelManifest &manifest, const RunOptions &options);
+
+  /// The entries the run calls, in the order of first use: what must be
+  /// compiled.
+  const std::vector<std::string> &entries() const { return usedEntries; }
+  double loadSeconds() const { return loadTime; }
+
+  /// Runs the calls through `call`, writing the outputs the options ask for
+  /// (`.npy` files, or the top tokens or generated ids on standard output).
+  llvm::Error execute(const PackedEntryCall &call);
+
+private:
+  ModelRun() = default;
+  llvm::Error callEntry(const PackedEntryCall &packed, const EntryCall &call,
+                        std::vector<int64_t> &shape,
+                        std::vector<float> &logits);
+  llvm::Error runTokens(const PackedEntryCall &call);
+  llvm::Error runScript(const PackedEntryCall &call);
+  llvm::Error runGeneration(const PackedEntryCall &call);
+
+  const ModelManifest *manifest = nullptr;
+  RunOptions options;
+  std::unique_ptr<ParameterStore> store;
+  std::unique_ptr<Session> session;
+  std::vector<EntryCall> calls; ///< --tokens and --script
+  EntryCall prefill;            ///< --generate
+  std::vector<std::string> usedEntries;
+  double loadTime = 0;
+};
+
+/// Parses `1,2,3;4,5,6` into rows of ids in [0, vocab); the messages start
+/// with `option`.
+llvm::Expected<std::vector<std::vector<int32_t>>>
+parseTokenRows(llvm::StringRef option, llvm::StringRef text, int64_t vocab);
+/// Element `i` of `data` (f32, bf16 or f16) as a float.
+float elementToFloat(const void *data, ElementType element, int64_t i);
+/// Writes a NumPy .npy file (format 1.0) of float32 in C order.
+llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
+                     llvm::ArrayRef<float> values);
+
+} // namespace linnet
+
+#endif // LINNET_RUNTIME_MODELRUN_H

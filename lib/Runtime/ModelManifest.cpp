@@ -1,0 +1,292 @@
+//===- ModelManifest.cpp - A bound model's facts as JSON ------------------===//
+//
+// The manifest's JSON form (written by `linnet build` into the binary) and
+// the check that a checkpoint's config.json describes the model a binary was
+// built for, evaluated from the binding's config rules without the sources.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Runtime/ModelManifest.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+#include <map>
+
+using namespace linnet;
+namespace json = llvm::json;
+
+namespace {
+
+json::Value parameterToJSON(const ModelParameter &param) {
+  json::Array shape;
+  for (int64_t size : param.shape)
+    shape.push_back(size);
+  return json::Object{{"path", param.path},
+                      {"shape", std::move(shape)},
+                      {"element", elementTypeName(param.element)},
+                      {"optional", param.optional}};
+}
+
+llvm::Error invalid(const llvm::Twine &what) {
+  return llvm::createStringError("the model manifest is invalid: " + what);
+}
+
+llvm::Expected<std::vector<ModelParameter>>
+parametersFromJSON(const json::Object &root, llvm::StringRef key) {
+  std::vector<ModelParameter> result;
+  const json::Array *list = root.getArray(key);
+  if (!list)
+    return invalid("no list `" + key + "`");
+  for (const json::Value &value : *list) {
+    const json::Object *object = value.getAsObject();
+    const json::Array *shape = object ? object->getArray("shape") : nullptr;
+    auto path = object ? object->getString("path") : std::nullopt;
+    auto element = object ? object->getString("element") : std::nullopt;
+    auto type = element ? parseElementType(*element) : std::nullopt;
+    if (!shape || !path || !type)
+      return invalid("an element of `" + key +
+                     "` lacks path, shape or element");
+    ModelParameter param;
+    param.path = path->str();
+    param.element = *type;
+    param.optional = object->getBoolean("optional").value_or(false);
+    for (const json::Value &size : *shape)
+      param.shape.push_back(size.getAsInteger().value_or(0));
+    result.push_back(std::move(param));
+  }
+  return result;
+}
+
+/// A Float generic's value from a config's dtype string, as Sema's binding
+/// reads it.
+std::optional<ElementType> elementFromConfig(llvm::StringRef text) {
+  if (text == "bfloat16")
+    return ElementType::BF16;
+  if (text == "float16" || text == "half")
+    return ElementType::F16;
+  if (text == "float32" || text == "float")
+    return ElementType::F32;
+  auto type = parseElementType(text);
+  if (type && isFloatType(*type))
+    return type;
+  return std::nullopt;
+}
+
+} // namespace
+
+json::Value ModelManifest::toJSON() const {
+  json::Array genericList, parameterList, stateList, entryList;
+  for (size_t i = 0; i < generics.size(); ++i) {
+    const BoundGeneric &generic = generics[i];
+    json::Object object{{"name", generic.name},
+                        {"origin", generic.origin},
+                        {"fromConfig", i < fromConfig.size() && fromConfig[i]}};
+    if (generic.kind == GenericKind::Float)
+      object["element"] = elementTypeName(generic.element);
+    else
+      object["size"] = generic.size;
+    genericList.push_back(std::move(object));
+  }
+  for (const ModelParameter &param : parameters)
+    parameterList.push_back(parameterToJSON(param));
+  for (const ModelParameter &state : states)
+    stateList.push_back(parameterToJSON(state));
+  for (const std::string &entry : entries)
+    entryList.push_back(entry);
+  return json::Object{{"format", "linnet-model-manifest/1"},
+                      {"model", model},
+                      {"generics", std::move(genericList)},
+                      {"parameters", std::move(parameterList)},
+                      {"states", std::move(stateList)},
+                      {"entries", std::move(entryList)},
+                      {"bindingPath", bindingPath},
+                      {"binding", bindingText}};
+}
+
+llvm::Expected<ModelManifest> ModelManifest::parse(llvm::StringRef text) {
+  auto value = json::parse(text);
+  if (!value)
+    return invalid(llvm::toString(value.takeError()));
+  const json::Object *root = value->getAsObject();
+  if (!root || root->getString("format") != "linnet-model-manifest/1")
+    return invalid("not a `linnet-model-manifest/1` document");
+  ModelManifest manifest;
+  manifest.model = root->getString("model").value_or("").str();
+  manifest.bindingPath = root->getString("bindingPath").value_or("").str();
+  manifest.bindingText = root->getString("binding").value_or("").str();
+  if (const json::Array *generics = root->getArray("generics"))
+    for (const json::Value &entry : *generics) {
+      const json::Object *object = entry.getAsObject();
+      if (!object || !object->getString("name"))
+        return invalid("a generic without a name");
+      BoundGeneric generic;
+      generic.name = object->getString("name")->str();
+      generic.origin = object->getString("origin").value_or("").str();
+      if (auto element = object->getString("element")) {
+        generic.kind = GenericKind::Float;
+        generic.element = parseElementType(*element).value_or(ElementType::F32);
+      } else {
+        generic.size = object->getInteger("size").value_or(0);
+      }
+      manifest.generics.push_back(std::move(generic));
+      manifest.fromConfig.push_back(
+          object->getBoolean("fromConfig").value_or(false));
+    }
+  auto parameters = parametersFromJSON(*root, "parameters");
+  if (!parameters)
+    return parameters.takeError();
+  manifest.parameters = std::move(*parameters);
+  auto states = parametersFromJSON(*root, "states");
+  if (!states)
+    return states.takeError();
+  manifest.states = std::move(*states);
+  if (const json::Array *entries = root->getArray("entries"))
+    for (const json::Value &entry : *entries)
+      if (auto name = entry.getAsString())
+        manifest.entries.push_back(name->str());
+  return manifest;
+}
+
+llvm::Expected<CheckpointBinding> ModelManifest::binding() const {
+  return CheckpointBinding::parse(bindingText, bindingPath);
+}
+
+ElementType ModelManifest::logitElement() const {
+  for (const BoundGeneric &generic : generics)
+    if (generic.name == "T" && generic.kind == GenericKind::Float)
+      return generic.element;
+  return ElementType::F32;
+}
+
+bool ModelManifest::hasEntry(llvm::StringRef name) const {
+  return llvm::is_contained(entries, name);
+}
+
+llvm::Error ModelManifest::checkConfigAgrees(llvm::StringRef dir) const {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, "config.json");
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError("--checkpoint: cannot read `" + path +
+                                   "`: " + buffer.getError().message());
+  auto config = json::parse((*buffer)->getBuffer());
+  if (!config)
+    return llvm::createStringError("`" + path + "` is not valid JSON: " +
+                                   llvm::toString(config.takeError()));
+  auto bindingJSON = json::parse(bindingText);
+  if (!bindingJSON)
+    return invalid(llvm::toString(bindingJSON.takeError()));
+  const json::Object *configObject = config->getAsObject();
+  const json::Object *bindingObject = bindingJSON->getAsObject();
+  const json::Object *rules =
+      bindingObject ? bindingObject->getObject("config") : nullptr;
+  if (!configObject)
+    return llvm::createStringError("`" + path +
+                                   "`: the top level is not an object");
+  if (!rules)
+    return llvm::Error::success();
+  const json::Object *section = configObject;
+  if (auto name = rules->getString("section"))
+    if (const json::Object *nested = configObject->getObject(*name))
+      section = nested;
+  std::map<std::string, int64_t> fields;
+  for (const auto &[key, value] : *section)
+    if (auto integer = value.getAsInteger())
+      fields[key.str()] = *integer;
+
+  const json::Object *genericRules = rules->getObject("generics");
+  for (size_t i = 0; genericRules && i < generics.size(); ++i) {
+    const BoundGeneric &generic = generics[i];
+    const json::Value *rule = genericRules->get(generic.name);
+    if (!rule || i >= fromConfig.size() || !fromConfig[i])
+      continue;
+    if (generic.kind == GenericKind::Float) {
+      std::vector<llvm::StringRef> names;
+      if (auto single = rule->getAsString())
+        names.push_back(*single);
+      else if (const json::Array *list = rule->getAsArray())
+        for (const json::Value &entry : *list)
+          if (auto name = entry.getAsString())
+            names.push_back(*name);
+      for (llvm::StringRef name : names) {
+        const json::Value *value = section->get(name);
+        if (!value)
+          value = configObject->get(name);
+        if (!value)
+          continue;
+        auto text = value->getAsString();
+        auto element = text ? elementFromConfig(*text) : std::nullopt;
+        if (element != generic.element)
+          return llvm::createStringError(
+              "`" + path + "` binds `" + generic.name + "` to " +
+              (text ? text->str() : std::string("a non-string")) + " (field `" +
+              name + "`), but this binary was built for " +
+              elementTypeName(generic.element));
+        break;
+      }
+      continue;
+    }
+    auto text = rule->getAsString();
+    if (!text)
+      continue;
+    std::vector<std::string> missing;
+    auto value = evaluateIntegerExpression(*text, fields, &missing);
+    if (!value) {
+      llvm::consumeError(value.takeError());
+      return llvm::createStringError(
+          "`" + path + "` does not give `" + generic.name + "` (`" + *text +
+          "`" +
+          (missing.empty() ? std::string()
+                           : "; no integer field `" + missing.front() + "`") +
+          "); this binary was built for " + generic.name + " = " +
+          std::to_string(generic.size));
+    }
+    if (*value != generic.size)
+      return llvm::createStringError(
+          "`" + path + "` binds `" + generic.name + "` to " +
+          std::to_string(*value) + " (`" + *text +
+          "`), but this binary was built for " + std::to_string(generic.size));
+  }
+
+  // The numbers the model's source fixes (rope theta, norm epsilons).
+  if (const json::Object *constants = rules->getObject("constants"))
+    for (const auto &[name, ruleValue] : *constants) {
+      const json::Object *rule = ruleValue.getAsObject();
+      std::optional<double> expected =
+          rule ? rule->getNumber("value") : std::nullopt;
+      const json::Array *names = rule ? rule->getArray("fields") : nullptr;
+      if (!expected || !names)
+        continue;
+      for (const json::Value &fieldValue : *names) {
+        auto field = fieldValue.getAsString();
+        if (!field)
+          continue;
+        const json::Value *value = nullptr;
+        const json::Object *object = section;
+        llvm::SmallVector<llvm::StringRef> parts;
+        field->split(parts, '.');
+        for (size_t p = 0; p < parts.size() && object; ++p) {
+          value = object->get(parts[p]);
+          object = value ? value->getAsObject() : nullptr;
+        }
+        if (!value)
+          continue;
+        std::optional<double> actual = value->getAsNumber();
+        if (!actual ||
+            std::fabs(*actual - *expected) > 1e-9 * std::fabs(*expected)) {
+          std::string shown, written;
+          llvm::raw_string_ostream(shown) << *value;
+          llvm::raw_string_ostream(written) << json::Value(*expected);
+          return llvm::createStringError(
+              "`" + path + "`: field `" + *field + "` is " + shown + ", but `" +
+              model + "` is written for " + written +
+              "; another value needs a changed model");
+        }
+        break;
+      }
+    }
+  return llvm::Error::success();
+}

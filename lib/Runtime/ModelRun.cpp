@@ -1,0 +1,589 @@
+//===- ModelRun.cpp - Running a compiled model on a checkpoint ------------===//
+//
+// The three modes of `linnet run` (and of a built binary) over one calling
+// convention: every entry takes the weights (listParameters order), for a
+// stateful entry every state (listStates order), then its own arguments as
+// memrefs, and returns the logits (and the new states). The descriptors are
+// built here in MLIR's C-interface layout and packed one pointer per
+// parameter; who compiled the code does not matter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Runtime/ModelRun.h"
+
+#include "linnet/Runtime/FloatConversion.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+using namespace linnet;
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(message);
+}
+
+/// A memref descriptor in the layout of MLIR's C interface: `{basePtr, data,
+/// offset, sizes[rank], strides[rank]}`, every field 8 bytes.
+struct Descriptor {
+  unsigned rank = 0;
+  std::vector<int64_t> words;
+
+  static Descriptor forData(void *data, llvm::ArrayRef<int64_t> shape) {
+    Descriptor desc = forResult(unsigned(shape.size()));
+    int64_t word = int64_t(reinterpret_cast<intptr_t>(data));
+    desc.words[0] = desc.words[1] = word;
+    int64_t stride = 1;
+    for (int64_t i = int64_t(shape.size()) - 1; i >= 0; --i) {
+      desc.words[size_t(3 + i)] = shape[size_t(i)];
+      desc.words[size_t(3 + int64_t(shape.size()) + i)] = stride;
+      stride *= shape[size_t(i)];
+    }
+    return desc;
+  }
+  static Descriptor forResult(unsigned rank) {
+    Descriptor desc;
+    desc.rank = rank;
+    desc.words.assign(3 + 2 * rank, 0);
+    return desc;
+  }
+  void *basePtr() const { return reinterpret_cast<void *>(intptr_t(words[0])); }
+  void *data() const { return reinterpret_cast<void *>(intptr_t(words[1])); }
+  int64_t offset() const { return words[2]; }
+  llvm::ArrayRef<int64_t> sizes() const {
+    return llvm::ArrayRef<int64_t>(words).slice(3, rank);
+  }
+  llvm::ArrayRef<int64_t> strides() const {
+    return llvm::ArrayRef<int64_t>(words).slice(3 + rank, rank);
+  }
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t size : sizes())
+      n *= size;
+    return n;
+  }
+};
+
+/// Calls `name` with memref `args`, filling in `results` (several results
+/// come back as one struct of descriptors laid out one after the other).
+llvm::Error invoke(const PackedEntryCall &call, llvm::StringRef name,
+                   llvm::MutableArrayRef<Descriptor> results,
+                   llvm::MutableArrayRef<Descriptor> args) {
+  std::vector<int64_t> resultWords;
+  for (Descriptor &result : results)
+    llvm::append_range(resultWords, result.words);
+  std::vector<void *> pointers;
+  pointers.push_back(resultWords.data());
+  for (Descriptor &arg : args)
+    pointers.push_back(arg.words.data());
+  std::vector<void *> packed;
+  for (void *&pointer : pointers)
+    packed.push_back(&pointer);
+  if (llvm::Error error = call(name, packed))
+    return error;
+  size_t position = 0;
+  for (Descriptor &result : results) {
+    std::copy_n(resultWords.begin() + int64_t(position), result.words.size(),
+                result.words.begin());
+    position += result.words.size();
+  }
+  return llvm::Error::success();
+}
+
+std::string callPrefix(size_t index, const EntryCall &call) {
+  return "call " + std::to_string(index) + " (`" + entryName(call.entry).str() +
+         "`), ";
+}
+
+/// Checks `calls` in order against the sizes, simulating the counts they
+/// leave, and that the model has every entry they use.
+llvm::Error checkCalls(llvm::StringRef option, const ModelManifest &manifest,
+                       llvm::ArrayRef<EntryCall> calls) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    llvm::StringRef name = entryName(calls[i].entry);
+    if (!manifest.hasEntry(name))
+      return fail(option + ": " + callPrefix(i, calls[i]) + "`entry`: `" +
+                  manifest.model + "` has no entry `" + name + "`");
+  }
+  auto sizes = manifest.sizes();
+  if (!sizes)
+    return fail(option + ": " + llvm::toString(sizes.takeError()));
+  RowCounts counts(*sizes);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (llvm::Error error = counts.check(calls[i]))
+      return fail(option + ": " + callPrefix(i, calls[i]) +
+                  llvm::toString(std::move(error)));
+    counts.advance(calls[i]);
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error RunOptions::validate() const {
+  if (int(tokens.has_value()) + int(script.has_value()) +
+          int(prompt.has_value()) !=
+      1)
+    return fail("give one of --tokens (a stateless entry), --script "
+                "(entry calls against one session) or --prompt-tokens "
+                "with --generate (greedy generation)");
+  if (!tokens && entry)
+    return fail("--entry goes with --tokens; a script names the entry "
+                "of each call, and generation runs `prefill` and "
+                "`decode`");
+  if (generate && !prompt)
+    return fail("--generate needs --prompt-tokens, the ids to start from");
+  if (script && out.empty())
+    return fail("--script needs --out, the folder for each call's "
+                "logits (call_<i>.npy)");
+  if (prompt && !generate)
+    return fail("--prompt-tokens needs --generate N, the number of "
+                "tokens to generate");
+  if (prompt && !out.empty())
+    return fail("--out does not go with --generate, which prints "
+                "the generated ids");
+  return llvm::Error::success();
+}
+
+ModelRun::~ModelRun() = default;
+
+llvm::Expected<std::unique_ptr<ModelRun>>
+ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
+  std::unique_ptr<ModelRun> run(new ModelRun());
+  run->manifest = &manifest;
+  run->options = options;
+  auto sizes = manifest.sizes();
+  if (!sizes)
+    return sizes.takeError();
+
+  // The inputs, checked against the sizes before anything is loaded.
+  if (options.tokens) {
+    std::string entry = options.entry.value_or("forward");
+    if (!manifest.hasEntry(entry))
+      return fail("--entry: `" + entry + "` is not an entry of `" +
+                  manifest.model + "`; `run` runs `forward` or `next_token`");
+    if (entry != "forward" && entry != "next_token")
+      return fail("--entry: `" + entry +
+                  "` reads and writes the model's state; `--tokens` runs the "
+                  "stateless entries `forward` and `next_token`, and "
+                  "`--script` runs every entry");
+    auto rows = parseTokenRows("--tokens", *options.tokens, sizes->vocab);
+    if (!rows)
+      return rows.takeError();
+    EntryCall call;
+    call.entry = *entryNamed(entry);
+    call.rows = int64_t(rows->size());
+    call.length = int64_t(rows->front().size());
+    for (const auto &row : *rows)
+      call.tokens.insert(call.tokens.end(), row.begin(), row.end());
+    run->calls.push_back(std::move(call));
+  } else if (options.script) {
+    auto buffer = llvm::MemoryBuffer::getFile(*options.script);
+    if (!buffer)
+      return fail("--script: cannot read `" + *options.script +
+                  "`: " + buffer.getError().message());
+    auto calls = parseScript((*buffer)->getBuffer());
+    if (!calls)
+      return fail("--script: " + llvm::toString(calls.takeError()));
+    if (std::error_code ec = llvm::sys::fs::create_directories(options.out))
+      return fail("--out: cannot create the folder `" + options.out +
+                  "`: " + ec.message());
+    if (llvm::Error error = checkCalls("--script", manifest, *calls))
+      return std::move(error);
+    run->calls = std::move(*calls);
+  } else {
+    unsigned count = *options.generate;
+    if (count == 0)
+      return fail("--generate: give at least 1 token to generate");
+    auto rows =
+        parseTokenRows("--prompt-tokens", *options.prompt, sizes->vocab);
+    if (!rows)
+      return rows.takeError();
+    if (rows->size() != 1)
+      return fail("--prompt-tokens: " + std::to_string(rows->size()) +
+                  " rows; give one prompt, ids separated by `,`");
+    const std::vector<int32_t> &prompt = rows->front();
+    // The last generated token is not fed back.
+    int64_t total = int64_t(prompt.size()) + int64_t(count) - 1;
+    if (total > sizes->maxSeq)
+      return fail("--generate: the prompt's " + std::to_string(prompt.size()) +
+                  " tokens and " + std::to_string(count - 1) +
+                  " generated ones fed back need " + std::to_string(total) +
+                  " positions, more than the cache holds (`MaxSeq` = " +
+                  std::to_string(sizes->maxSeq) + ")");
+    // The prompt runs on every slot (`Batch` identical rows), so generation
+    // works whatever `Batch` is; row 0's tokens are printed.
+    EntryCall &prefill = run->prefill;
+    prefill.entry = EntryKind::Prefill;
+    prefill.rows = sizes->batch;
+    prefill.length = int64_t(prompt.size());
+    for (int64_t b = 0; b < sizes->batch; ++b)
+      prefill.tokens.insert(prefill.tokens.end(), prompt.begin(), prompt.end());
+    if (llvm::Error error = checkCalls("--prompt-tokens", manifest, {prefill}))
+      return std::move(error);
+    if (count > 1 && !manifest.hasEntry("decode"))
+      return fail("--generate: `" + manifest.model + "` has no entry `decode`");
+  }
+  llvm::SetVector<llvm::StringRef> names;
+  for (const EntryCall &call : run->calls)
+    names.insert(entryName(call.entry));
+  if (options.prompt) {
+    names.insert("prefill");
+    if (*options.generate > 1)
+      names.insert("decode");
+  }
+  run->usedEntries.assign(names.begin(), names.end());
+
+  // The checkpoint: its config first (a built binary), then every tensor.
+  if (options.checkConfig)
+    if (llvm::Error error = manifest.checkConfigAgrees(options.checkpoint))
+      return std::move(error);
+  auto loadStart = std::chrono::steady_clock::now();
+  auto binding = manifest.binding();
+  if (!binding)
+    return binding.takeError();
+  auto loaded = ParameterStore::load(*binding, manifest.parameters,
+                                     options.checkpoint, llvm::errs());
+  if (!loaded) {
+    std::string messages;
+    llvm::handleAllErrors(loaded.takeError(),
+                          [&](const llvm::ErrorInfoBase &error) {
+                            messages += "\n  " + error.message();
+                          });
+    return fail("the checkpoint `" + options.checkpoint +
+                "` does not fit the model:" + messages);
+  }
+  run->store = std::move(*loaded);
+  run->loadTime = secondsSince(loadStart);
+  if (!options.tokens) {
+    auto created = Session::create(*sizes, manifest.states);
+    if (!created)
+      return created.takeError();
+    run->session = std::move(*created);
+  }
+  return run;
+}
+
+llvm::Error ModelRun::callEntry(const PackedEntryCall &packed,
+                                const EntryCall &call,
+                                std::vector<int64_t> &shape,
+                                std::vector<float> &logits) {
+  if (session)
+    if (llvm::Error error = session->check(call))
+      return error;
+  std::vector<Descriptor> args;
+  for (const LoadedParameter &loaded : store->parameters())
+    args.push_back(Descriptor::forData(const_cast<void *>(loaded.data),
+                                       loaded.param->shape));
+  bool stateful = isStateful(call.entry);
+  if (stateful)
+    for (StateBuffer &state : session->states())
+      args.push_back(Descriptor::forData(state.data, state.state.shape));
+  std::vector<int32_t> tokens = call.tokens, positions = call.positions,
+                       slots = call.slots, lengths = call.lengths;
+  int32_t pos = call.pos;
+  args.push_back(Descriptor::forData(tokens.data(), {call.rows, call.length}));
+  switch (call.entry) {
+  case EntryKind::Prefill:
+  case EntryKind::Decode:
+    args.push_back(Descriptor::forData(&pos, {}));
+    break;
+  case EntryKind::DecodeRows:
+    args.push_back(
+        Descriptor::forData(positions.data(), {int64_t(positions.size())}));
+    break;
+  case EntryKind::PrefillSlots:
+    args.push_back(Descriptor::forData(slots.data(), {int64_t(slots.size())}));
+    args.push_back(
+        Descriptor::forData(lengths.data(), {int64_t(lengths.size())}));
+    break;
+  case EntryKind::Forward:
+  case EntryKind::NextToken:
+    break;
+  }
+
+  std::vector<Descriptor> results = {
+      Descriptor::forResult(call.entry == EntryKind::Forward ? 3 : 2)};
+  if (stateful)
+    for (StateBuffer &state : session->states())
+      results.push_back(
+          Descriptor::forResult(unsigned(state.state.shape.size())));
+  llvm::StringRef name = entryName(call.entry);
+  if (llvm::Error error = invoke(packed, name, results, args))
+    return fail("running `" + name + "` failed: " + toString(std::move(error)));
+
+  // Logits: contiguous, row-major (identity layout).
+  ElementType logitElement = manifest->logitElement();
+  const Descriptor &result = results.front();
+  shape.assign(result.sizes().begin(), result.sizes().end());
+  logits.resize(size_t(result.numElements()));
+  const char *base = static_cast<const char *>(result.data()) +
+                     result.offset() * elementTypeBytes(logitElement);
+  for (size_t i = 0; i < logits.size(); ++i)
+    logits[i] = elementToFloat(base, logitElement, int64_t(i));
+
+  llvm::Error problem = llvm::Error::success();
+  for (size_t i = 0; stateful && i < session->states().size(); ++i) {
+    const Descriptor &stateResult = results[i + 1];
+    const StateBuffer &state = session->states()[i];
+    int64_t stride = 1;
+    bool contiguous = stateResult.sizes() == llvm::ArrayRef(state.state.shape);
+    for (int64_t d = int64_t(stateResult.rank) - 1; contiguous && d >= 0; --d) {
+      contiguous = stateResult.strides()[size_t(d)] == stride ||
+                   stateResult.sizes()[size_t(d)] == 1;
+      stride *= stateResult.sizes()[size_t(d)];
+    }
+    if (!contiguous) {
+      if (!problem)
+        problem = fail("`" + name + "` returned state `" + state.state.path +
+                       "` in a layout the runtime does not read (a compiler "
+                       "bug)");
+      continue;
+    }
+    session->storeState(i, static_cast<const char *>(stateResult.data()) +
+                               stateResult.offset() *
+                                   elementTypeBytes(state.state.element));
+  }
+  // A result that is one of the arguments (a state updated in place) is
+  // not the callee's to give back; every other buffer is freed once.
+  std::vector<void *> freed;
+  for (const Descriptor &arg : args)
+    freed.push_back(arg.basePtr());
+  for (const Descriptor &r : results) {
+    if (!r.basePtr() || llvm::is_contained(freed, r.basePtr()))
+      continue;
+    freed.push_back(r.basePtr());
+    std::free(r.basePtr());
+  }
+  if (problem)
+    return problem;
+  if (session)
+    session->finish(call);
+  return llvm::Error::success();
+}
+
+llvm::Error ModelRun::execute(const PackedEntryCall &call) {
+  if (options.tokens)
+    return runTokens(call);
+  if (options.script)
+    return runScript(call);
+  return runGeneration(call);
+}
+
+llvm::Error ModelRun::runTokens(const PackedEntryCall &packed) {
+  const EntryCall &call = calls.front();
+  std::vector<int64_t> shape;
+  std::vector<float> logits;
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::Error error = callEntry(packed, call, shape, logits))
+    return error;
+  if (options.timings)
+    llvm::errs() << llvm::format(
+        "%s: load %.3f s, %s %.3f s (%lld tokens)\n", options.tool.c_str(),
+        loadTime, entryName(call.entry).data(), secondsSince(start),
+        (long long)(call.rows * call.length));
+  if (!options.out.empty())
+    return writeNpy(options.out, shape, logits);
+  // The top tokens of each row's last position.
+  bool forward = call.entry == EntryKind::Forward;
+  int64_t width = shape.back();
+  for (int64_t b = 0; b < call.rows; ++b) {
+    const float *row =
+        logits.data() +
+        (forward ? ((b + 1) * call.length - 1) * width : b * width);
+    std::vector<int64_t> order(static_cast<size_t>(width));
+    std::iota(order.begin(), order.end(), 0);
+    size_t top = std::min<size_t>(options.top, order.size());
+    std::partial_sort(order.begin(), order.begin() + int64_t(top), order.end(),
+                      [&](int64_t x, int64_t y) {
+                        return row[x] > row[y] || (row[x] == row[y] && x < y);
+                      });
+    llvm::outs() << "row " << b << ":";
+    for (size_t i = 0; i < top; ++i)
+      llvm::outs() << " " << order[i] << " ("
+                   << llvm::format("%.4f", row[order[i]]) << ")";
+    llvm::outs() << "\n";
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ModelRun::runScript(const PackedEntryCall &packed) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const EntryCall &call = calls[i];
+    std::vector<int64_t> shape;
+    std::vector<float> logits;
+    auto callStart = std::chrono::steady_clock::now();
+    if (llvm::Error error = callEntry(packed, call, shape, logits))
+      return fail("--script: " + callPrefix(i, call) +
+                  llvm::toString(std::move(error)));
+    double callSeconds = secondsSince(callStart);
+    llvm::SmallString<256> path(options.out);
+    llvm::sys::path::append(path, "call_" + std::to_string(i) + ".npy");
+    if (llvm::Error error = writeNpy(path, shape, logits))
+      return error;
+    if (options.timings)
+      llvm::errs() << llvm::format("%s: call %zu %s %.3f s (%lld tokens)\n",
+                                   options.tool.c_str(), i,
+                                   entryName(call.entry).data(), callSeconds,
+                                   (long long)(call.rows * call.length));
+  }
+  if (options.timings)
+    llvm::errs() << llvm::format("%s: load %.3f s\n", options.tool.c_str(),
+                                 loadTime);
+  return llvm::Error::success();
+}
+
+llvm::Error ModelRun::runGeneration(const PackedEntryCall &packed) {
+  unsigned count = *options.generate;
+  std::vector<int32_t> generated;
+  std::vector<int64_t> shape;
+  std::vector<float> logits;
+  EntryCall step = prefill;
+  double prefillSeconds = 0, decodeSeconds = 0;
+  while (generated.size() < count) {
+    auto stepStart = std::chrono::steady_clock::now();
+    if (llvm::Error error = callEntry(packed, step, shape, logits))
+      return fail("--generate: step " + std::to_string(generated.size()) +
+                  ": " + llvm::toString(std::move(error)));
+    (generated.empty() ? prefillSeconds : decodeSeconds) +=
+        secondsSince(stepStart);
+    // Greedy: the largest logit of row 0, ties to the lower id.
+    int64_t vocab = shape.back();
+    int32_t best = 0;
+    for (int64_t id = 1; id < vocab; ++id)
+      if (logits[size_t(id)] > logits[size_t(best)])
+        best = int32_t(id);
+    generated.push_back(best);
+    int32_t nextPos = int32_t(step.pos + step.length);
+    step = EntryCall();
+    step.entry = EntryKind::Decode;
+    step.rows = prefill.rows;
+    step.length = 1;
+    step.tokens.assign(size_t(prefill.rows), best);
+    step.pos = nextPos;
+  }
+  for (size_t i = 0; i < generated.size(); ++i)
+    llvm::outs() << (i ? " " : "") << generated[i];
+  llvm::outs() << "\n";
+  if (options.timings) {
+    llvm::errs() << llvm::format("%s: load %.3f s, prefill %.3f s (%lld "
+                                 "tokens)",
+                                 options.tool.c_str(), loadTime, prefillSeconds,
+                                 (long long)prefill.length);
+    if (count > 1)
+      llvm::errs() << llvm::format(", decode %.3f s (%.1f tokens/s)",
+                                   decodeSeconds,
+                                   double(count - 1) / decodeSeconds);
+    llvm::errs() << "\n";
+  }
+  return llvm::Error::success();
+}
+llvm::Expected<std::vector<std::vector<int32_t>>>
+linnet::parseTokenRows(llvm::StringRef option, llvm::StringRef text,
+                       int64_t vocab) {
+  std::vector<std::vector<int32_t>> rows;
+  llvm::SmallVector<llvm::StringRef> rowTexts;
+  text.split(rowTexts, ';');
+  for (size_t r = 0; r < rowTexts.size(); ++r) {
+    llvm::StringRef rowText = rowTexts[r].trim();
+    if (rowText.empty())
+      return llvm::createStringError(
+          option + ": row " + std::to_string(r) +
+          " is empty; give rows of token ids like \"1,2,3;4,5,6\"");
+    llvm::SmallVector<llvm::StringRef> ids;
+    rowText.split(ids, ',');
+    std::vector<int32_t> row;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      int64_t id;
+      llvm::StringRef idText = ids[i].trim();
+      if (idText.empty())
+        return llvm::createStringError(
+            option + ": position " + std::to_string(i) + " of row " +
+            std::to_string(r) + " is empty; ids are separated by one `,`");
+      if (idText.getAsInteger(10, id))
+        return llvm::createStringError(
+            option + ": `" + idText.str() + "` (row " + std::to_string(r) +
+            ", position " + std::to_string(i) + ") is not a token id");
+      if (id < 0 || id >= vocab)
+        return llvm::createStringError(
+            option + ": token id " + std::to_string(id) + " (row " +
+            std::to_string(r) + ", position " + std::to_string(i) +
+            ") is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+      row.push_back(int32_t(id));
+    }
+    if (!rows.empty() && row.size() != rows.front().size())
+      return llvm::createStringError(
+          option + ": row " + std::to_string(r) + " has " +
+          std::to_string(row.size()) + " tokens but row 0 has " +
+          std::to_string(rows.front().size()) +
+          "; every row of a batch has the same length");
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+float linnet::elementToFloat(const void *data, ElementType element, int64_t i) {
+  switch (element) {
+  case ElementType::F32:
+    return static_cast<const float *>(data)[i];
+  case ElementType::BF16: {
+    uint32_t bits = uint32_t(static_cast<const uint16_t *>(data)[i]) << 16;
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+  }
+  default: {
+    float value = 0;
+    convertFloats(static_cast<const uint16_t *>(data) + i, TensorDType::F16,
+                  &value, ElementType::F32, 1);
+    return value;
+  }
+  }
+}
+
+llvm::Error linnet::writeNpy(llvm::StringRef path,
+                             llvm::ArrayRef<int64_t> shape,
+                             llvm::ArrayRef<float> values) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+  for (int64_t size : shape)
+    header += std::to_string(size) + ", ";
+  if (shape.size() > 1)
+    header.erase(header.size() - 1); // `(2, 3)`, but `(3,)`
+  else if (!shape.empty())
+    header.erase(header.size() - 1);
+  header += "), }";
+  // Magic (6) + version (2) + length (2) + header, padded with spaces and a
+  // newline to a multiple of 64 bytes.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return llvm::createStringError("cannot write `" + path.str() +
+                                   "`: " + ec.message());
+  os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
+     << char(header.size() >> 8) << header;
+  os.write(reinterpret_cast<const char *>(values.data()),
+           values.size() * sizeof(float));
+  os.close();
+  if (os.has_error())
+    return llvm::createStringError("cannot write `" + path.str() + "`");
+  return llvm::Error::success();
+}

@@ -1,0 +1,151 @@
+//===- StandaloneMain.cpp - The main() of a binary made by `linnet build` -===//
+//
+// `linnet build` links the model's object file and a generated table (the
+// manifest's bytes and each entry's packed wrapper) with this library into
+// one executable. It takes `linnet run`'s options minus the model's path and
+// `--bind` (the sizes are compiled in), checks that the checkpoint's config
+// agrees with them, and runs through the same ModelRun as `linnet run`; it
+// needs neither the compiler nor the model's sources.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Runtime/ModelRun.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+using namespace linnet;
+namespace cl = llvm::cl;
+
+/// What `linnet build` generates beside the model's object file.
+struct LinnetEntry {
+  const char *name;
+  void (*packed)(void **);
+};
+extern "C" const LinnetEntry linnet_entries[];
+extern "C" const char linnet_manifest[];
+extern "C" const unsigned long linnet_manifest_size;
+
+namespace {
+
+cl::opt<std::string>
+    checkpoint("checkpoint",
+               cl::desc("The checkpoint: config.json and safetensors"),
+               cl::value_desc("dir"), cl::Required);
+cl::opt<std::string> entry("entry",
+                           cl::desc("The entry: forward or next_token"),
+                           cl::value_desc("name"), cl::init("forward"));
+cl::opt<std::string>
+    tokens("tokens",
+           cl::desc("Token ids: rows separated by `;`, ids by `,`, all rows "
+                    "of one length (\"1,2,3;4,5,6\")"),
+           cl::value_desc("rows"));
+cl::opt<std::string>
+    script("script",
+           cl::desc("Run the entry calls of a JSON script against one "
+                    "session; write call_<i>.npy into --out"),
+           cl::value_desc("calls.json"));
+cl::opt<std::string>
+    prompt("prompt-tokens",
+           cl::desc("Generate greedily from these token ids (\"1,2,3\")"),
+           cl::value_desc("ids"));
+cl::opt<unsigned> generate("generate",
+                           cl::desc("How many tokens to generate from "
+                                    "--prompt-tokens"),
+                           cl::value_desc("N"));
+cl::opt<std::string>
+    out("out",
+        cl::desc("Write the logits as a float32 .npy file (with --script: a "
+                 "folder for call_<i>.npy)"),
+        cl::value_desc("file.npy|dir"));
+cl::opt<unsigned> top("top",
+                      cl::desc("Tokens printed per row without --out "
+                               "(default 5)"),
+                      cl::init(5));
+cl::opt<bool> timings("timings",
+                      cl::desc("Print the time of each step to stderr"));
+cl::list<std::string> bindings("bind",
+                               cl::desc("Not accepted: the sizes are "
+                                        "fixed when the binary is "
+                                        "built"),
+                               cl::Hidden);
+
+std::string toolName;
+
+int reportError(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), toolName) << message << "\n";
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  toolName = llvm::sys::path::filename(argv[0]).str();
+  auto manifest = ModelManifest::parse(
+      llvm::StringRef(linnet_manifest, linnet_manifest_size));
+  if (!manifest)
+    return reportError(llvm::toString(manifest.takeError()));
+  std::string sizes;
+  for (const BoundGeneric &generic : manifest->generics)
+    sizes += (sizes.empty() ? "" : ", ") + generic.name + " = " +
+             (generic.kind == GenericKind::Float
+                  ? elementTypeName(generic.element).str()
+                  : std::to_string(generic.size));
+  cl::ParseCommandLineOptions(argc, argv,
+                              "`" + manifest->model +
+                                  "` compiled by `linnet build` for " + sizes +
+                                  "\n");
+  if (!bindings.empty())
+    return reportError("--bind: the sizes are fixed when the binary is built "
+                       "(" +
+                       sizes +
+                       "); build again with `linnet build --bind` for "
+                       "others");
+
+  llvm::SmallString<256> config(checkpoint.getValue());
+  llvm::sys::path::append(config, "config.json");
+  if (!llvm::sys::fs::exists(config))
+    return reportError("--checkpoint: `" + std::string(config) +
+                       "` does not exist");
+  RunOptions options;
+  options.checkpoint = checkpoint;
+  if (entry.getNumOccurrences())
+    options.entry = entry;
+  if (tokens.getNumOccurrences())
+    options.tokens = tokens;
+  if (script.getNumOccurrences())
+    options.script = script;
+  if (prompt.getNumOccurrences())
+    options.prompt = prompt;
+  if (generate.getNumOccurrences())
+    options.generate = generate;
+  options.out = out;
+  options.top = top;
+  options.timings = timings;
+  options.checkConfig = true;
+  options.tool = toolName;
+  if (llvm::Error error = options.validate())
+    return reportError(llvm::toString(std::move(error)));
+
+  auto run = ModelRun::prepare(*manifest, options);
+  if (!run)
+    return reportError(llvm::toString(run.takeError()));
+  auto call = [](llvm::StringRef name,
+                 llvm::MutableArrayRef<void *> packed) -> llvm::Error {
+    for (const LinnetEntry *e = linnet_entries; e->name; ++e)
+      if (name == e->name) {
+        e->packed(packed.data());
+        return llvm::Error::success();
+      }
+    return llvm::createStringError("the binary has no code for entry `" + name +
+                                   "`");
+  };
+  if (llvm::Error error = (*run)->execute(call))
+    return reportError(llvm::toString(std::move(error)));
+  return 0;
+}
