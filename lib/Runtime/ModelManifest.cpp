@@ -60,21 +60,6 @@ parametersFromJSON(const json::Object &root, llvm::StringRef key) {
   return result;
 }
 
-/// A Float generic's value from a config's dtype string, as Sema's binding
-/// reads it.
-std::optional<ElementType> elementFromConfig(llvm::StringRef text) {
-  if (text == "bfloat16")
-    return ElementType::BF16;
-  if (text == "float16" || text == "half")
-    return ElementType::F16;
-  if (text == "float32" || text == "float")
-    return ElementType::F32;
-  auto type = parseElementType(text);
-  if (type && isFloatType(*type))
-    return type;
-  return std::nullopt;
-}
-
 } // namespace
 
 json::Value ModelManifest::toJSON() const {
