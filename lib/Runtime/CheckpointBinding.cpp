@@ -4,12 +4,13 @@
 // the JSON path of anything malformed; matches dotted name patterns segment
 // by segment; and evaluates the small integer expressions used both for
 // layer indices (`4 * g + j`) and for derived config sizes, exactly, with
-// Sema's Rational.
+// Sema's FieldExpression.
 //
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Runtime/CheckpointBinding.h"
 
+#include "linnet/Sema/FieldExpression.h"
 #include "linnet/Sema/ShapeExpr.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -26,124 +27,32 @@ namespace json = llvm::json;
 
 namespace {
 
-/// Recursive descent over `+ - * / ( )`, integers and names.
-class IntegerExpression {
-public:
-  IntegerExpression(
-      llvm::StringRef text,
-      llvm::function_ref<std::optional<int64_t>(llvm::StringRef)> lookup)
-      : text(text), lookup(lookup) {}
-
-  llvm::Expected<Rational> evaluate() {
-    auto value = sum();
-    if (!value)
-      return value.takeError();
-    skipSpaces();
-    if (pos != text.size())
-      return fail("unexpected `" + text.substr(pos, 1) + "`");
-    return value;
-  }
-
-  std::vector<std::string> missing;
-
-private:
-  llvm::Error fail(const llvm::Twine &message) {
-    return llvm::createStringError("`" + text + "`: " + message);
-  }
-  void skipSpaces() {
-    while (pos < text.size() && text[pos] == ' ')
-      ++pos;
-  }
-  llvm::Expected<Rational> checked(std::optional<Rational> value) {
-    if (!value)
-      return fail("overflow or division by zero");
-    return *value;
-  }
-  llvm::Expected<Rational> sum() {
-    auto value = product();
-    while (value) {
-      skipSpaces();
-      if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-'))
-        break;
-      char op = text[pos++];
-      auto rhs = product();
-      if (!rhs)
-        return rhs.takeError();
-      auto operand = op == '-' ? rhs->negate() : std::optional<Rational>(*rhs);
-      if (!operand)
-        return checked(std::nullopt);
-      value = checked(value->add(*operand));
-    }
-    return value;
-  }
-  llvm::Expected<Rational> product() {
-    auto value = factor();
-    while (value) {
-      skipSpaces();
-      if (pos >= text.size() || (text[pos] != '*' && text[pos] != '/'))
-        break;
-      char op = text[pos++];
-      auto rhs = factor();
-      if (!rhs)
-        return rhs.takeError();
-      value = checked(op == '*' ? value->multiply(*rhs) : value->divide(*rhs));
-    }
-    return value;
-  }
-  llvm::Expected<Rational> factor() {
-    skipSpaces();
-    if (pos < text.size() && text[pos] == '(') {
-      ++pos;
-      auto value = sum();
-      if (!value)
-        return value.takeError();
-      skipSpaces();
-      if (pos >= text.size() || text[pos++] != ')')
-        return fail("expected `)`");
-      return value;
-    }
-    size_t start = pos;
-    while (pos < text.size() && (llvm::isAlnum(text[pos]) || text[pos] == '_'))
-      ++pos;
-    llvm::StringRef word = text.slice(start, pos);
-    if (word.empty())
-      return fail("expected a name or a number");
-    int64_t number;
-    if (!word.getAsInteger(10, number))
-      return Rational(number);
-    if (auto value = lookup(word))
-      return Rational(*value);
-    missing.push_back(word.str());
-    // Keep going so that every missing name is collected.
-    return Rational(1);
-  }
-
-  llvm::StringRef text;
-  llvm::function_ref<std::optional<int64_t>(llvm::StringRef)> lookup;
-  size_t pos = 0;
-};
-
 llvm::Expected<Rational>
 evaluateRational(llvm::StringRef text,
                  const std::map<std::string, int64_t> &fields,
                  std::vector<std::string> *missing) {
-  auto lookup = [&](llvm::StringRef name) -> std::optional<int64_t> {
-    auto it = fields.find(name.str());
-    if (it == fields.end())
-      return std::nullopt;
-    return it->second;
-  };
-  IntegerExpression expression(text, lookup);
-  auto value = expression.evaluate();
+  // Every missing name is collected, not only the first.
+  std::vector<std::string> absent;
+  FieldExpression expression;
+  auto value = expression.evaluate(
+      text,
+      [&](llvm::StringRef name,
+          FieldExpression::Failure &) -> std::optional<int64_t> {
+        auto it = fields.find(name.str());
+        if (it != fields.end())
+          return it->second;
+        absent.push_back(name.str());
+        return 1;
+      });
   if (!value)
-    return value.takeError();
-  if (!expression.missing.empty()) {
+    return llvm::createStringError("`" + text + "`: " + expression.problem);
+  if (!absent.empty()) {
     if (missing)
-      *missing = expression.missing;
+      *missing = absent;
     return llvm::createStringError("`" + text + "`: no value for `" +
-                                   expression.missing.front() + "`");
+                                   absent.front() + "`");
   }
-  return value;
+  return *value;
 }
 
 } // namespace

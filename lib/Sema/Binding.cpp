@@ -12,6 +12,7 @@
 
 #include "linnet/Sema/DeclChecker.h"
 #include "linnet/Sema/DeclPrinter.h"
+#include "linnet/Sema/FieldExpression.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -116,117 +117,6 @@ std::optional<json::Value> readJson(llvm::StringRef path,
   }
   return std::nullopt;
 }
-
-/// Evaluates a config expression (`2 * a * b + c * d`, `n / 4`) over the
-/// integer fields of a config section, exactly.
-class ConfigExpression {
-public:
-  ConfigExpression(llvm::StringRef text, const json::Object &fields)
-      : text(text), fields(fields) {}
-
-  /// Why an evaluation failed: the expression is malformed (the checkpoint
-  /// binding's fault), or the config lacks a field or holds a non-integer
-  /// (the config's fault).
-  enum class Failure { BadExpression, MissingField, NotInteger, Overflow };
-
-  /// The value, or nothing with `failure` and `problem` set.
-  std::optional<Rational> evaluate() {
-    auto value = sum();
-    if (!value)
-      return std::nullopt;
-    skipSpaces();
-    if (pos != text.size())
-      return fail(Failure::BadExpression,
-                  "unexpected `" + text.substr(pos, 1).str() + "`");
-    return value;
-  }
-
-  /// Every field name it reads, with its value, for messages.
-  std::vector<std::pair<std::string, int64_t>> fieldsRead;
-  Failure failure = Failure::BadExpression;
-  std::string problem;
-
-private:
-  std::optional<Rational> fail(Failure kind, const std::string &message) {
-    failure = kind;
-    problem = message;
-    return std::nullopt;
-  }
-  void skipSpaces() {
-    while (pos < text.size() && text[pos] == ' ')
-      ++pos;
-  }
-  std::optional<Rational> arithmetic(std::optional<Rational> result,
-                                     bool division) {
-    if (result)
-      return result;
-    return division ? fail(Failure::BadExpression, "division by zero")
-                    : fail(Failure::Overflow, "the value overflows 64 bits");
-  }
-  std::optional<Rational> sum() {
-    auto value = product();
-    while (value) {
-      skipSpaces();
-      if (pos >= text.size() || (text[pos] != '+' && text[pos] != '-'))
-        break;
-      char op = text[pos++];
-      auto rhs = product();
-      if (!rhs)
-        return std::nullopt;
-      auto operand = op == '-' ? rhs->negate() : rhs;
-      value = operand ? arithmetic(value->add(*operand), false)
-                      : arithmetic(std::nullopt, false);
-    }
-    return value;
-  }
-  std::optional<Rational> product() {
-    auto value = factor();
-    while (value) {
-      skipSpaces();
-      if (pos >= text.size() || (text[pos] != '*' && text[pos] != '/'))
-        break;
-      char op = text[pos++];
-      auto rhs = factor();
-      if (!rhs)
-        return std::nullopt;
-      value = op == '*' ? arithmetic(value->multiply(*rhs), false)
-                        : arithmetic(value->divide(*rhs), rhs->isZero());
-    }
-    return value;
-  }
-  std::optional<Rational> factor() {
-    skipSpaces();
-    if (pos < text.size() && text[pos] == '(') {
-      ++pos;
-      auto value = sum();
-      skipSpaces();
-      if (value && (pos >= text.size() || text[pos++] != ')'))
-        return fail(Failure::BadExpression, "expected `)`");
-      return value;
-    }
-    size_t start = pos;
-    while (pos < text.size() && (llvm::isAlnum(text[pos]) || text[pos] == '_'))
-      ++pos;
-    llvm::StringRef word = text.slice(start, pos);
-    if (word.empty())
-      return fail(Failure::BadExpression, "expected a field name or a number");
-    int64_t number;
-    if (!word.getAsInteger(10, number))
-      return Rational(number);
-    const json::Value *field = fields.get(word);
-    if (!field)
-      return fail(Failure::MissingField, word.str());
-    std::optional<int64_t> integer = field->getAsInteger();
-    if (!integer)
-      return fail(Failure::NotInteger, word.str());
-    fieldsRead.emplace_back(word.str(), *integer);
-    return Rational(*integer);
-  }
-
-  llvm::StringRef text;
-  const json::Object &fields;
-  size_t pos = 0;
-};
 
 /// Binding state for one call of bindModel.
 class ModelBinder {
@@ -401,28 +291,37 @@ bool ModelBinder::bindConfig(llvm::StringRef configPath) {
       ok = false;
       continue;
     }
-    ConfigExpression expression(*text, *section);
-    auto value = expression.evaluate();
+    FieldExpression expression;
+    auto value = expression.evaluate(
+        *text,
+        [&](llvm::StringRef name,
+            FieldExpression::Failure &failure) -> std::optional<int64_t> {
+          const json::Value *field = section->get(name);
+          if (!field)
+            return std::nullopt;
+          failure = FieldExpression::Failure::NotInteger;
+          return field->getAsInteger();
+        });
     std::string ruleText =
         "`" + generic.name + "` is bound from `" + text->str() + "`";
     if (!value) {
       switch (expression.failure) {
-      case ConfigExpression::Failure::BadExpression:
+      case FieldExpression::Failure::BadExpression:
         diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
                      "the rule `" + text->str() + "` for `" + generic.name +
                          "`: " + expression.problem);
         break;
-      case ConfigExpression::Failure::MissingField:
+      case FieldExpression::Failure::MissingField:
         diags.report(diag::ConfigField, configPath.str(),
                      "no field `" + sectionName + expression.problem + "`; " +
                          ruleText);
         break;
-      case ConfigExpression::Failure::NotInteger:
+      case FieldExpression::Failure::NotInteger:
         diags.report(diag::ConfigField, configPath.str(),
                      "field `" + sectionName + expression.problem +
                          "` is not an integer; " + ruleText);
         break;
-      case ConfigExpression::Failure::Overflow:
+      case FieldExpression::Failure::Overflow:
         diags.report(diag::ConfigField, configPath.str(),
                      expression.problem + "; " + ruleText);
         break;
