@@ -35,19 +35,6 @@ std::string BoundGeneric::valueText() const {
   return std::to_string(size);
 }
 
-std::optional<ElementType> linnet::elementFromConfig(llvm::StringRef text) {
-  if (text == "bfloat16")
-    return ElementType::BF16;
-  if (text == "float16" || text == "half")
-    return ElementType::F16;
-  if (text == "float32" || text == "float")
-    return ElementType::F32;
-  auto type = parseElementType(text);
-  if (type && isFloatType(*type))
-    return type;
-  return std::nullopt;
-}
-
 std::string linnet::formatParameterCount(uint64_t count) {
   static const std::pair<double, const char *> units[] = {
       {1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};

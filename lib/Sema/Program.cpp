@@ -111,3 +111,16 @@ bool BlockDecl::hasEntries() const {
       return true;
   return false;
 }
+
+std::optional<ElementType> linnet::elementFromConfig(llvm::StringRef text) {
+  if (text == "bfloat16")
+    return ElementType::BF16;
+  if (text == "float16" || text == "half")
+    return ElementType::F16;
+  if (text == "float32" || text == "float")
+    return ElementType::F32;
+  auto type = parseElementType(text);
+  if (type && isFloatType(*type))
+    return type;
+  return std::nullopt;
+}

@@ -61,10 +61,6 @@ std::optional<BoundModel> bindModel(const Program &program,
                                     llvm::ArrayRef<std::string> bindArgs,
                                     DiagnosticEngine &diags);
 
-/// A Float generic's value from a config's dtype string (`bfloat16`,
-/// `float32`, or a Linnet name such as `bf16`).
-std::optional<ElementType> elementFromConfig(llvm::StringRef text);
-
 /// `34.7B`, `1.2M`, `950K`, `12`.
 std::string formatParameterCount(uint64_t count);
 
