@@ -8,11 +8,12 @@
 
 #include "linnet/Runtime/ModelManifest.h"
 
+#include "linnet/Sema/ConfigConstants.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include <cmath>
 #include <map>
 
 using namespace linnet;
@@ -237,41 +238,20 @@ llvm::Error ModelManifest::checkConfigAgrees(llvm::StringRef dir) const {
   }
 
   // The numbers the model's source fixes (rope theta, norm epsilons).
-  if (const json::Object *constants = rules->getObject("constants"))
-    for (const auto &[name, ruleValue] : *constants) {
-      const json::Object *rule = ruleValue.getAsObject();
-      std::optional<double> expected =
-          rule ? rule->getNumber("value") : std::nullopt;
-      const json::Array *names = rule ? rule->getArray("fields") : nullptr;
-      if (!expected || !names)
+  if (const json::Object *constants = rules->getObject("constants")) {
+    std::vector<std::string> malformed; // checked when the binary was built
+    for (const ConfigConstant &constant :
+         readConfigConstants(*constants, *section, malformed)) {
+      if (constant.agrees)
         continue;
-      for (const json::Value &fieldValue : *names) {
-        auto field = fieldValue.getAsString();
-        if (!field)
-          continue;
-        const json::Value *value = nullptr;
-        const json::Object *object = section;
-        llvm::SmallVector<llvm::StringRef> parts;
-        field->split(parts, '.');
-        for (size_t p = 0; p < parts.size() && object; ++p) {
-          value = object->get(parts[p]);
-          object = value ? value->getAsObject() : nullptr;
-        }
-        if (!value)
-          continue;
-        std::optional<double> actual = value->getAsNumber();
-        if (!actual ||
-            std::fabs(*actual - *expected) > 1e-9 * std::fabs(*expected)) {
-          std::string shown, written;
-          llvm::raw_string_ostream(shown) << *value;
-          llvm::raw_string_ostream(written) << json::Value(*expected);
-          return llvm::createStringError(
-              "`" + path + "`: field `" + *field + "` is " + shown + ", but `" +
-              model + "` is written for " + written +
-              "; another value needs a changed model");
-        }
-        break;
-      }
+      std::string shown, written;
+      llvm::raw_string_ostream(shown) << *constant.value;
+      llvm::raw_string_ostream(written) << json::Value(constant.expected);
+      return llvm::createStringError(
+          "`" + path + "`: field `" + constant.field + "` is " + shown +
+          ", but `" + model + "` is written for " + written +
+          "; another value needs a changed model");
     }
+  }
   return llvm::Error::success();
 }

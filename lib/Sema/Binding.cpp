@@ -10,6 +10,7 @@
 
 #include "linnet/Sema/Binding.h"
 
+#include "linnet/Sema/ConfigConstants.h"
 #include "linnet/Sema/DeclChecker.h"
 #include "linnet/Sema/DeclPrinter.h"
 #include "linnet/Sema/FieldExpression.h"
@@ -22,7 +23,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <map>
 #include <set>
 
@@ -334,60 +334,32 @@ bool ModelBinder::bindConfig(llvm::StringRef configPath) {
   // that says otherwise describes another model, which would run silently
   // wrong; an absent field means the usual value.
   if (const json::Object *constants = bindingConfig->getObject("constants")) {
-    // In name order, so that reports come in a stable order.
-    std::vector<std::string> names;
-    for (const auto &entry : *constants)
-      names.push_back(entry.first.str());
-    std::sort(names.begin(), names.end());
-    for (const std::string &name : names) {
-      const json::Object *ruleObject = constants->get(name)->getAsObject();
-      std::optional<double> expected =
-          ruleObject ? ruleObject->getNumber("value") : std::nullopt;
-      const json::Array *fields =
-          ruleObject ? ruleObject->getArray("fields") : nullptr;
-      if (!expected || !fields) {
-        diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
-                     "the constant `" + name +
-                         "` needs `fields` (a list) and `value` (a number)");
-        ok = false;
+    std::vector<std::string> malformed;
+    for (const ConfigConstant &constant :
+         readConfigConstants(*constants, *section, malformed)) {
+      if (constant.agrees)
         continue;
-      }
-      llvm::StringRef used = ruleObject->getString("used").value_or("");
-      for (const json::Value &fieldValue : *fields) {
-        auto field = fieldValue.getAsString();
-        if (!field)
-          continue;
-        // `rope_parameters.rope_theta`: a path through nested objects.
-        const json::Value *value = nullptr;
-        const json::Object *object = section;
-        llvm::SmallVector<llvm::StringRef> parts;
-        field->split(parts, '.');
-        for (size_t i = 0; i < parts.size() && object; ++i) {
-          value = object->get(parts[i]);
-          object = value ? value->getAsObject() : nullptr;
-        }
-        if (!value || parts.empty())
-          continue;
-        std::optional<double> actual = value->getAsNumber();
-        if (!actual) {
-          diags.report(diag::ConfigField, configPath.str(),
-                       "field `" + sectionName + field->str() +
-                           "` is not a number");
-          ok = false;
-        } else if (std::fabs(*actual - *expected) >
-                   1e-9 * std::fabs(*expected)) {
-          diags.report(
-              diag::ConfigField, configPath.str(),
-              "field `" + sectionName + field->str() + "` is " +
-                  fmt::format("{}", *actual) + ", but `" +
-                  root.qualifiedName() + "` is written for " +
-                  fmt::format("{}", *expected) +
-                  (used.empty() ? std::string() : " (" + used.str() + ")") +
-                  "; another value needs a changed model");
-          ok = false;
-        }
-        break;
-      }
+      std::optional<double> actual = constant.value->getAsNumber();
+      if (!actual)
+        diags.report(diag::ConfigField, configPath.str(),
+                     "field `" + sectionName + constant.field +
+                         "` is not a number");
+      else
+        diags.report(diag::ConfigField, configPath.str(),
+                     "field `" + sectionName + constant.field + "` is " +
+                         fmt::format("{}", *actual) + ", but `" +
+                         root.qualifiedName() + "` is written for " +
+                         fmt::format("{}", constant.expected) +
+                         (constant.used.empty() ? std::string()
+                                                : " (" + constant.used + ")") +
+                         "; another value needs a changed model");
+      ok = false;
+    }
+    for (const std::string &name : malformed) {
+      diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
+                   "the constant `" + name +
+                       "` needs `fields` (a list) and `value` (a number)");
+      ok = false;
     }
   }
   // Sizes a checkpoint does not hold (the number of state slots, `Batch`).
