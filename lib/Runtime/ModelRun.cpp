@@ -136,6 +136,16 @@ llvm::Error checkCalls(llvm::StringRef option, const ModelManifest &manifest,
 
 } // namespace
 
+llvm::Expected<std::string>
+linnet::checkpointConfig(llvm::StringRef checkpoint) {
+  llvm::SmallString<256> config(checkpoint);
+  llvm::sys::path::append(config, "config.json");
+  if (!llvm::sys::fs::exists(config))
+    return llvm::createStringError("--checkpoint: `" + std::string(config) +
+                                   "` does not exist");
+  return std::string(config);
+}
+
 llvm::Error RunOptions::validate() const {
   if (int(tokens.has_value()) + int(script.has_value()) +
           int(prompt.has_value()) !=

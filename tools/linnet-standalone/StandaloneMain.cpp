@@ -107,11 +107,8 @@ int main(int argc, char **argv) {
                        "); build again with `linnet build --bind` for "
                        "others");
 
-  llvm::SmallString<256> config(checkpoint.getValue());
-  llvm::sys::path::append(config, "config.json");
-  if (!llvm::sys::fs::exists(config))
-    return reportError("--checkpoint: `" + std::string(config) +
-                       "` does not exist");
+  if (auto config = checkpointConfig(checkpoint); !config)
+    return reportError(llvm::toString(config.takeError()));
   RunOptions options;
   options.checkpoint = checkpoint;
   if (entry.getNumOccurrences())

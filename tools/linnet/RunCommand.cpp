@@ -93,12 +93,10 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 int linnet::driver::runRun(const char *argv0) {
   auto start = std::chrono::steady_clock::now();
-  llvm::SmallString<256> config(runCheckpoint.getValue());
-  llvm::sys::path::append(config, "config.json");
-  if (!llvm::sys::fs::exists(config))
-    return reportError("--checkpoint: `" + std::string(config) +
-                       "` does not exist");
-  std::vector<std::string> bindArgs = {std::string(config)};
+  auto config = checkpointConfig(runCheckpoint);
+  if (!config)
+    return reportError(llvm::toString(config.takeError()));
+  std::vector<std::string> bindArgs = {*config};
   bindArgs.insert(bindArgs.end(), runBindings.begin(), runBindings.end());
 
   RunOptions options;

@@ -37,6 +37,10 @@ namespace linnet {
 using PackedEntryCall = std::function<llvm::Error(
     llvm::StringRef name, llvm::MutableArrayRef<void *> packed)>;
 
+/// `checkpoint/config.json`, or an error saying it does not exist: the
+/// first thing `linnet run` and a built binary check.
+llvm::Expected<std::string> checkpointConfig(llvm::StringRef checkpoint);
+
 /// The options `linnet run` and a built binary share.
 struct RunOptions {
   std::string checkpoint;
