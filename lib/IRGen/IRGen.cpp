@@ -627,7 +627,6 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
     for (unsigned index : callerStates)
       stateTypes.push_back(current.stateValues[index].tensor.getType());
     argumentTypes.append(stateTypes.begin(), stateTypes.end());
-    std::vector<Frame> savedFrames;
     llvm::SmallVector<mlir::Type> results;
     {
       // Types are resolved in the callee's frame.
