@@ -102,6 +102,8 @@ int linnet::driver::runBuild(const char *argv0) {
   if (buildTarget != "cpu")
     return reportError("--target: `" + buildTarget +
                        "` is not a target `build` knows; it builds for `cpu`");
+  if (llvm::Error error = checkObjectCpu(buildCpu))
+    return reportError("--cpu: " + llvm::toString(std::move(error)));
   // The tools come first, so that a missing one costs no compile time.
   std::string library = standaloneLibrary(argv0);
   if (!llvm::sys::fs::exists(library))

@@ -21,6 +21,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
@@ -73,13 +74,36 @@ static void addPackedWrappers(llvm::Module &module) {
   }
 }
 
-llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
-                            llvm::StringRef cpu) {
+static void initializeNativeTarget() {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
+}
+
+llvm::Error checkObjectCpu(llvm::StringRef cpu) {
+  initializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError("no LLVM target for " + triple.str() + ": " +
+                                   error);
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!subtarget || !subtarget->isCPUStringValid(cpu))
+    return llvm::createStringError("`" + cpu +
+                                   "` is not a CPU LLVM knows for " +
+                                   triple.str() + " (for example `x86-64-v3`)");
+  return llvm::Error::success();
+}
+
+llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
+                            llvm::StringRef cpu) {
+  if (llvm::Error error = checkObjectCpu(cpu))
+    return error;
   DialectRegistry registry;
   registerAllToLLVMIRTranslations(registry);
   module->getContext()->appendDialectRegistry(registry);

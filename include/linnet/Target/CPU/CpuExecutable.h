@@ -121,6 +121,9 @@ private:
 /// error naming the places searched.
 llvm::Expected<std::string> findOpenMPRuntime();
 
+/// Whether `cpu` names a CPU that object files can be generated for.
+llvm::Error checkObjectCpu(llvm::StringRef cpu);
+
 /// Writes `module` (at CpuStage::LLVM) as a position-independent object file
 /// for `cpu` (a generic x86-64 level by default, so the file runs on any
 /// machine of that level), optimized at O3. Link it with `-fopenmp=libomp`.
