@@ -82,8 +82,14 @@ static void initializeNativeTarget() {
   });
 }
 
+/// `native` is this machine's CPU, as for clang's `-march=native`.
+static llvm::StringRef resolveCpu(llvm::StringRef cpu) {
+  return cpu == "native" ? llvm::sys::getHostCPUName() : cpu;
+}
+
 llvm::Error checkObjectCpu(llvm::StringRef cpu) {
   initializeNativeTarget();
+  cpu = resolveCpu(cpu);
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
   const llvm::Target *target =
@@ -104,6 +110,7 @@ llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
                             llvm::StringRef cpu) {
   if (llvm::Error error = checkObjectCpu(cpu))
     return error;
+  cpu = resolveCpu(cpu);
   DialectRegistry registry;
   registerAllToLLVMIRTranslations(registry);
   module->getContext()->appendDialectRegistry(registry);
