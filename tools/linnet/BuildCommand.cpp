@@ -179,6 +179,10 @@ int linnet::driver::runBuild(const char *argv0) {
       "-lpthread",
       "-o",
       buildOutput};
+  // LLVM's x86 backend calls __truncsfbf2 for bf16 vector code on CPUs
+  // without AVX512-BF16, and Debian 12's libgcc lacks it: compiler-rt's
+  // builtins (linked statically) provide it; libgcc stays the unwinder.
+  args.insert(args.begin() + 1, {"--rtlib=compiler-rt", "--unwindlib=libgcc"});
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   if (buildVerbose) {
     for (const std::string &arg : args)
