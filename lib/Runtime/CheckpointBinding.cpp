@@ -10,6 +10,7 @@
 
 #include "linnet/Runtime/CheckpointBinding.h"
 
+#include "linnet/Basic/JSON.h"
 #include "linnet/Sema/FieldExpression.h"
 #include "linnet/Sema/ShapeExpr.h"
 
@@ -228,7 +229,7 @@ CheckpointBinding::load(llvm::StringRef path) {
 llvm::Expected<CheckpointBinding>
 CheckpointBinding::parse(llvm::StringRef text, llvm::StringRef path) {
   BindingReader reader(path);
-  auto parsed = json::parse(text);
+  auto parsed = parseJSON(text);
   if (!parsed)
     return llvm::createStringError(
         "checkpoint binding `" + path +

@@ -8,6 +8,7 @@
 
 #include "linnet/Runtime/ModelManifest.h"
 
+#include "linnet/Basic/JSON.h"
 #include "linnet/Sema/ConfigConstants.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -93,7 +94,7 @@ json::Value ModelManifest::toJSON() const {
 }
 
 llvm::Expected<ModelManifest> ModelManifest::parse(llvm::StringRef text) {
-  auto value = json::parse(text);
+  auto value = parseJSON(text);
   if (!value)
     return invalid(llvm::toString(value.takeError()));
   const json::Object *root = value->getAsObject();
@@ -158,11 +159,11 @@ llvm::Error ModelManifest::checkConfigAgrees(llvm::StringRef dir) const {
   if (!buffer)
     return llvm::createStringError("--checkpoint: cannot read `" + path +
                                    "`: " + buffer.getError().message());
-  auto config = json::parse((*buffer)->getBuffer());
+  auto config = parseJSON((*buffer)->getBuffer());
   if (!config)
     return llvm::createStringError("`" + path + "` is not valid JSON: " +
                                    llvm::toString(config.takeError()));
-  auto bindingJSON = json::parse(bindingText);
+  auto bindingJSON = parseJSON(bindingText);
   if (!bindingJSON)
     return invalid(llvm::toString(bindingJSON.takeError()));
   const json::Object *configObject = config->getAsObject();

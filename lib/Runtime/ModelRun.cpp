@@ -208,7 +208,7 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
     if (!buffer)
       return fail("--script: cannot read `" + *options.script +
                   "`: " + buffer.getError().message());
-    auto calls = parseScript((*buffer)->getBuffer());
+    auto calls = parseScript((*buffer)->getBuffer(), *options.script);
     if (!calls)
       return fail("--script: " + llvm::toString(calls.takeError()));
     if (std::error_code ec = llvm::sys::fs::create_directories(options.out))

@@ -9,6 +9,7 @@
 
 #include "linnet/Runtime/ParameterStore.h"
 
+#include "linnet/Basic/JSON.h"
 #include "linnet/Runtime/CheckpointBinding.h"
 #include "linnet/Runtime/FloatConversion.h"
 
@@ -269,7 +270,7 @@ llvm::Error checkConfig(const CheckpointBinding &binding,
   if (!buffer)
     return llvm::createStringError("cannot read `" + path +
                                    "`: " + buffer.getError().message());
-  auto config = json::parse((*buffer)->getBuffer());
+  auto config = parseJSON((*buffer)->getBuffer());
   if (!config)
     return llvm::createStringError("`" + path + "` is not valid JSON: " +
                                    llvm::toString(config.takeError()));

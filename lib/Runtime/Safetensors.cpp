@@ -8,6 +8,7 @@
 
 #include "linnet/Runtime/Safetensors.h"
 
+#include "linnet/Basic/JSON.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -120,7 +121,7 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
   llvm::StringRef header = bytes.substr(8, headerBytes);
   llvm::StringRef data = bytes.substr(8 + headerBytes);
 
-  auto parsed = json::parse(header);
+  auto parsed = parseJSON(header);
   if (!parsed)
     return fail(name, "the header is not valid JSON: " +
                           llvm::toString(parsed.takeError()));
@@ -213,7 +214,7 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef folder) {
   llvm::sys::path::append(index, "model.safetensors.index.json");
   std::vector<std::string> shards;
   if (auto buffer = llvm::MemoryBuffer::getFile(index, /*IsText=*/true)) {
-    auto parsed = json::parse((*buffer)->getBuffer());
+    auto parsed = parseJSON((*buffer)->getBuffer());
     if (!parsed)
       return fail(index,
                   "not valid JSON: " + llvm::toString(parsed.takeError()));

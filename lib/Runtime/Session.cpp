@@ -9,6 +9,7 @@
 
 #include "linnet/Runtime/Session.h"
 
+#include "linnet/Basic/JSON.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
@@ -260,10 +261,11 @@ bool linnet::isStateful(EntryKind entry) {
 }
 
 llvm::Expected<std::vector<EntryCall>>
-linnet::parseScript(llvm::StringRef text) {
-  llvm::Expected<json::Value> document = json::parse(text);
+linnet::parseScript(llvm::StringRef text, llvm::StringRef name) {
+  llvm::Expected<json::Value> document = parseJSON(text);
   if (!document)
-    return fail("not valid JSON: " + llvm::toString(document.takeError()));
+    return fail("`" + name + "` is not valid JSON: " +
+                llvm::toString(document.takeError()));
   const json::Object *root = document->getAsObject();
   const json::Array *calls =
       root && root->get("calls") ? root->get("calls")->getAsArray() : nullptr;

@@ -10,6 +10,7 @@
 
 #include "linnet/Sema/Binding.h"
 
+#include "linnet/Basic/JSON.h"
 #include "linnet/Sema/ConfigConstants.h"
 #include "linnet/Sema/DeclChecker.h"
 #include "linnet/Sema/DeclPrinter.h"
@@ -74,7 +75,7 @@ std::optional<json::Value> readJson(llvm::StringRef path,
                  llvm::StringRef(buffer.getError().message()).lower());
     return std::nullopt;
   }
-  auto value = json::parse((*buffer)->getBuffer());
+  auto value = parseJSON((*buffer)->getBuffer());
   if (value)
     return std::move(*value);
   // llvm::json describes the error as `[line:column, byte=offset]: message`.

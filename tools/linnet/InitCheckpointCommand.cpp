@@ -20,6 +20,7 @@
 
 #include "Driver.h"
 
+#include "linnet/Basic/JSON.h"
 #include "linnet/Runtime/CheckpointBinding.h"
 #include "linnet/Runtime/FloatConversion.h"
 #include "linnet/Runtime/ParameterStore.h"
@@ -149,7 +150,7 @@ std::optional<json::Value> readConfig(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
     return std::nullopt;
-  auto value = json::parse((*buffer)->getBuffer());
+  auto value = parseJSON((*buffer)->getBuffer());
   if (!value) {
     llvm::consumeError(value.takeError());
     return std::nullopt;

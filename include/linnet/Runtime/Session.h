@@ -65,7 +65,8 @@ struct EntryCall {
 /// entry's arguments. Checks the form only (types, fields, rows of equal
 /// length); the sizes are RowCounts::check's. The first problem is the
 /// error, naming the call (counted from 0) and the field.
-llvm::Expected<std::vector<EntryCall>> parseScript(llvm::StringRef text);
+llvm::Expected<std::vector<EntryCall>> parseScript(llvm::StringRef text,
+                                                   llvm::StringRef name);
 
 /// The bound sizes a call is checked against: the root's generics `Batch`
 /// (the state's rows; 1 when the model has none), `MaxSeq` and `Vocab`.
