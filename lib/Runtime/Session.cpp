@@ -264,8 +264,8 @@ llvm::Expected<std::vector<EntryCall>>
 linnet::parseScript(llvm::StringRef text, llvm::StringRef name) {
   llvm::Expected<json::Value> document = parseJSON(text);
   if (!document)
-    return fail("`" + name + "` is not valid JSON: " +
-                llvm::toString(document.takeError()));
+    return fail("`" + name +
+                "` is not valid JSON: " + llvm::toString(document.takeError()));
   const json::Object *root = document->getAsObject();
   const json::Array *calls =
       root && root->get("calls") ? root->get("calls")->getAsArray() : nullptr;
