@@ -12,6 +12,7 @@
 #include "linnet/Runtime/ModelRun.h"
 
 #include "linnet/Runtime/FloatConversion.h"
+#include "linnet/Runtime/ParameterStore.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -22,6 +23,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -102,6 +104,32 @@ llvm::Error invoke(const PackedEntryCall &call, llvm::StringRef name,
     std::copy_n(resultWords.begin() + int64_t(position), result.words.size(),
                 result.words.begin());
     position += result.words.size();
+  }
+  return llvm::Error::success();
+}
+
+/// An error for the first row (and position) whose logits are not all
+/// finite: a token ranked or chosen from them would mean nothing.
+llvm::Error checkFinite(llvm::ArrayRef<int64_t> shape,
+                        llvm::ArrayRef<float> logits) {
+  int64_t width = shape.back();
+  int64_t positions = shape.size() == 3 ? shape[1] : 1;
+  for (size_t start = 0; start < logits.size(); start += size_t(width)) {
+    uint64_t nans = 0, infinities = 0;
+    for (float value : logits.slice(start, size_t(width))) {
+      nans += std::isnan(value);
+      infinities += std::isinf(value);
+    }
+    if (!nans && !infinities)
+      continue;
+    int64_t index = int64_t(start) / width;
+    std::string where = "row " + std::to_string(index / positions);
+    if (shape.size() == 3)
+      where += ", position " + std::to_string(index % positions);
+    return fail("the logits of " + where + " hold " +
+                describeNonFinite(nans, infinities, uint64_t(width)) +
+                "; no token is chosen from them (a checkpoint with non-finite "
+                "weights? `linnet check --checkpoint` names them)");
   }
   return llvm::Error::success();
 }
@@ -347,8 +375,7 @@ llvm::Error ModelRun::callEntry(const PackedEntryCall &packed,
                      result.offset() * elementTypeBytes(logitElement);
   for (size_t i = 0; i < logits.size(); ++i)
     logits[i] = elementToFloat(base, logitElement, int64_t(i));
-
-  llvm::Error problem = llvm::Error::success();
+  llvm::Error problem = checkFinite(shape, logits);
   for (size_t i = 0; stateful && i < session->states().size(); ++i) {
     const Descriptor &stateResult = results[i + 1];
     const StateBuffer &state = session->states()[i];
@@ -402,7 +429,8 @@ llvm::Error ModelRun::runTokens(const PackedEntryCall &packed) {
   std::vector<float> logits;
   auto start = std::chrono::steady_clock::now();
   if (llvm::Error error = callEntry(packed, call, shape, logits))
-    return error;
+    return fail("`" + entryName(call.entry) +
+                "`: " + llvm::toString(std::move(error)));
   if (options.timings)
     llvm::errs() << llvm::format(
         "%s: load %.3f s, %s %.3f s (%lld tokens)\n", options.tool.c_str(),
@@ -417,15 +445,9 @@ llvm::Error ModelRun::runTokens(const PackedEntryCall &packed) {
     const float *row =
         logits.data() +
         (forward ? ((b + 1) * call.length - 1) * width : b * width);
-    std::vector<int64_t> order(static_cast<size_t>(width));
-    std::iota(order.begin(), order.end(), 0);
-    size_t top = std::min<size_t>(options.top, order.size());
-    std::partial_sort(order.begin(), order.begin() + int64_t(top), order.end(),
-                      [&](int64_t x, int64_t y) {
-                        return row[x] > row[y] || (row[x] == row[y] && x < y);
-                      });
+    std::vector<int64_t> order = largestLogits(row, width, options.top);
     llvm::outs() << "row " << b << ":";
-    for (size_t i = 0; i < top; ++i)
+    for (size_t i = 0; i < order.size(); ++i)
       llvm::outs() << " " << order[i] << " ("
                    << llvm::format("%.4f", row[order[i]]) << ")";
     llvm::outs() << "\n";
@@ -473,12 +495,8 @@ llvm::Error ModelRun::runGeneration(const PackedEntryCall &packed) {
                   ": " + llvm::toString(std::move(error)));
     (generated.empty() ? prefillSeconds : decodeSeconds) +=
         secondsSince(stepStart);
-    // Greedy: the largest logit of row 0, ties to the lower id.
-    int64_t vocab = shape.back();
-    int32_t best = 0;
-    for (int64_t id = 1; id < vocab; ++id)
-      if (logits[size_t(id)] > logits[size_t(best)])
-        best = int32_t(id);
+    // Greedy: the largest logit of row 0.
+    int32_t best = int32_t(largestLogits(logits.data(), shape.back(), 1)[0]);
     generated.push_back(best);
     int32_t nextPos = int32_t(step.pos + step.length);
     step = EntryCall();
@@ -546,6 +564,27 @@ linnet::parseTokenRows(llvm::StringRef option, llvm::StringRef text,
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<int64_t> linnet::largestLogits(const float *row, int64_t width,
+                                           size_t count) {
+  std::vector<int64_t> order(static_cast<size_t>(width));
+  std::iota(order.begin(), order.end(), 0);
+  count = std::min(count, order.size());
+  // A total order: larger first, NaN after every number, ties to the lower
+  // id.
+  auto before = [&](int64_t x, int64_t y) {
+    bool xNaN = std::isnan(row[x]), yNaN = std::isnan(row[y]);
+    if (xNaN != yNaN)
+      return yNaN;
+    if (!xNaN && row[x] != row[y])
+      return row[x] > row[y];
+    return x < y;
+  };
+  std::partial_sort(order.begin(), order.begin() + int64_t(count), order.end(),
+                    before);
+  order.resize(count);
+  return order;
 }
 
 float linnet::elementToFloat(const void *data, ElementType element, int64_t i) {

@@ -19,6 +19,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
 #include <cstring>
 
 using namespace linnet;
@@ -399,4 +400,53 @@ llvm::Expected<std::unique_ptr<ParameterStore>> ParameterStore::load(
     store->loaded.push_back(std::move(loaded));
   }
   return std::move(store);
+}
+
+std::string linnet::describeNonFinite(uint64_t nans, uint64_t infinities,
+                                      uint64_t total) {
+  std::string kinds;
+  if (nans)
+    kinds = std::to_string(nans) + " NaN";
+  if (infinities)
+    kinds +=
+        (kinds.empty() ? "" : ", ") + std::to_string(infinities) + " infinite";
+  uint64_t count = nans + infinities;
+  return std::to_string(count) + " non-finite value" + (count == 1 ? "" : "s") +
+         " of " + std::to_string(total) + " (" + kinds + ")";
+}
+
+std::vector<NonFiniteValues> ParameterStore::nonFiniteParameters() const {
+  std::vector<NonFiniteValues> found;
+  for (const LoadedParameter &parameter : loaded) {
+    NonFiniteValues count;
+    count.parameter = &parameter;
+    uint64_t n = parameter.param->elementCount();
+    auto tally = [&](auto value) {
+      count.nans += std::isnan(value);
+      count.infinities += std::isinf(value);
+    };
+    switch (parameter.param->element) {
+    case ElementType::F32:
+      for (uint64_t i = 0; i < n; ++i)
+        tally(static_cast<const float *>(parameter.data)[i]);
+      break;
+    case ElementType::F64:
+      for (uint64_t i = 0; i < n; ++i)
+        tally(static_cast<const double *>(parameter.data)[i]);
+      break;
+    case ElementType::BF16:
+      for (uint64_t i = 0; i < n; ++i)
+        tally(bf16ToFloat(static_cast<const uint16_t *>(parameter.data)[i]));
+      break;
+    case ElementType::F16:
+      for (uint64_t i = 0; i < n; ++i)
+        tally(f16ToFloat(static_cast<const uint16_t *>(parameter.data)[i]));
+      break;
+    default:
+      break;
+    }
+    if (count.nans || count.infinities)
+      found.push_back(count);
+  }
+  return found;
 }

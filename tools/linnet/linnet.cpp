@@ -128,6 +128,16 @@ int runCheck(const char *argv0) {
                               reportError(error.message());
                             });
       checkpointFailed = true;
+    } else {
+      for (const NonFiniteValues &found : (*store)->nonFiniteParameters()) {
+        const LoadedParameter &parameter = *found.parameter;
+        reportError("tensor `" + parameter.source + "` (parameter `" +
+                    parameter.param->path + "`) holds " +
+                    describeNonFinite(found.nans, found.infinities,
+                                      parameter.param->elementCount()) +
+                    "; the model's outputs would not be numbers");
+        checkpointFailed = true;
+      }
     }
   }
   if (listObligations) {

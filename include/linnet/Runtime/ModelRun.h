@@ -102,6 +102,11 @@ private:
 llvm::Expected<std::vector<std::vector<int32_t>>>
 parseTokenRows(llvm::StringRef option, llvm::StringRef text, int64_t vocab);
 /// Element `i` of `data` (f32, bf16 or f16) as a float.
+/// The ids of the `count` largest of `row`'s `width` logits, largest first,
+/// ties to the lower id, NaN after every number (a total order).
+std::vector<int64_t> largestLogits(const float *row, int64_t width,
+                                   size_t count);
+
 float elementToFloat(const void *data, ElementType element, int64_t i);
 /// Writes a NumPy .npy file (format 1.0) of float32 in C order.
 llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,

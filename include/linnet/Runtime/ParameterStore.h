@@ -43,6 +43,16 @@ struct LoadedParameter {
   bool owned = false;
 };
 
+/// How many of a parameter's values are not finite.
+struct NonFiniteValues {
+  const LoadedParameter *parameter = nullptr;
+  uint64_t nans = 0, infinities = 0;
+};
+
+/// `5 non-finite values of 2048 (3 NaN, 2 infinite)`, for messages.
+std::string describeNonFinite(uint64_t nans, uint64_t infinities,
+                              uint64_t total);
+
 /// The safetensors dtype that stores `element` (`F32` for f32).
 std::optional<TensorDType> tensorDTypeFor(ElementType element);
 
@@ -65,6 +75,9 @@ public:
 
   /// In the order of listParameters.
   llvm::ArrayRef<LoadedParameter> parameters() const { return loaded; }
+  /// Every floating-point parameter holding a NaN or an infinity, in the
+  /// order of listParameters. Reads every weight: for `check --checkpoint`.
+  std::vector<NonFiniteValues> nonFiniteParameters() const;
   /// The name prefix the checkpoint uses (`model.language_model.`).
   const std::string &prefix() const { return namePrefix; }
 

@@ -15,6 +15,7 @@ Modes rewrite DIR/model.safetensors (or the index) in place:
   shard-missing    write an index naming a shard file that does not exist
   index-json       write an index that is not valid JSON
   layer-types      make layer 1 of config.json a full attention layer
+  poison NAME N M  set N elements of NAME to NaN and the M after them to +inf
 """
 import json
 import os
@@ -55,6 +56,14 @@ def main():
             tensors[name] = np.zeros(2, np.float32)
         st.save_file(tensors, path, metadata={"format": "pt"}, float_dtype="F32",
                      dtypes={n: "BF16" for n in sys.argv[3:]} if mode == "bf16" else {})
+        return
+    if mode == "poison":
+        tensors = st.load_file(path)
+        nans, infs = int(sys.argv[4]), int(sys.argv[5])
+        flat = tensors[name].reshape(-1)
+        flat[:nans] = np.nan
+        flat[nans:nans + infs] = np.inf
+        st.save_file(tensors, path, metadata={"format": "pt"}, float_dtype="F32")
         return
     if mode == "layer-types":
         config_path = os.path.join(folder, "config.json")
