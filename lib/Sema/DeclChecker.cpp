@@ -9,6 +9,7 @@
 
 #include "linnet/Sema/DeclChecker.h"
 
+#include "linnet/Sema/ModuleLoader.h"
 #include "linnet/Sema/ShapeConverter.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -308,9 +309,7 @@ BlockDecl *DeclChecker::resolveBlock(const ast::BlockRef &ref,
                                      const ModuleInfo &from) {
   const std::string &name = ref.name.name;
   if (ref.module) {
-    std::string moduleName;
-    for (const ast::Identifier &part : ref.module->parts)
-      moduleName += (moduleName.empty() ? "" : ".") + part.name;
+    std::string moduleName = moduleNameOf(*ref.module, from);
     ModuleInfo *module = program.findModule(moduleName);
     if (!module)
       return nullptr; // reported by the loader

@@ -32,16 +32,6 @@ bool isIdentifier(llvm::StringRef text) {
                       [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
-std::string joinPath(const ast::ModulePath &modulePath) {
-  std::string name;
-  for (const ast::Identifier &part : modulePath.parts) {
-    if (!name.empty())
-      name += '.';
-    name += part.name;
-  }
-  return name;
-}
-
 std::string realPath(llvm::StringRef p) {
   llvm::SmallString<256> real;
   if (fs::real_path(p, real))
@@ -71,12 +61,27 @@ linnet::moduleNameForPath(llvm::StringRef relativePath) {
   return name;
 }
 
+std::string linnet::moduleNameOf(const ast::ModulePath &modulePath,
+                                 const ModuleInfo &from) {
+  std::string name = modulePath.relative ? from.package : "";
+  for (const ast::Identifier &part : modulePath.parts) {
+    if (!name.empty())
+      name += '.';
+    name += part.name;
+  }
+  return name;
+}
+
 ModuleInfo *ModuleLoader::addModule(llvm::StringRef name, llvm::StringRef path,
                                     std::unique_ptr<llvm::MemoryBuffer> buffer,
                                     Program &program) {
   auto module = std::make_unique<ModuleInfo>();
   module->name = name.str();
   module->path = path.str();
+  llvm::StringRef package = name;
+  if (path::filename(path) != kFolderModuleFile)
+    package = package.contains('.') ? package.rsplit('.').first : "";
+  module->package = package.str();
   module->bufferId =
       diags.getSourceMgr().AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   ModuleInfo *raw = module.get();
@@ -148,7 +153,7 @@ ModuleInfo *ModuleLoader::findOrLoad(llvm::StringRef name,
 
 void ModuleLoader::loadDependencies(ModuleInfo &module, Program &program) {
   for (const ast::UseDecl &use : module.syntax.uses) {
-    std::string name = joinPath(use.module);
+    std::string name = moduleNameOf(use.module, module);
     ModuleInfo *target = findOrLoad(name, use.module.range, program);
     if (!target) {
       diags.report(use.module.range, diag::UnknownModule, name);
@@ -156,6 +161,7 @@ void ModuleLoader::loadDependencies(ModuleInfo &module, Program &program) {
         module.unresolvedImports.push_back(imported.name);
       continue;
     }
+    checkStaysInPackage(module, use, *target);
     module.uses.push_back({target, use.module.range});
     for (const ast::Identifier &imported : use.names)
       module.imports.push_back({target, imported.name, imported.range});
@@ -165,10 +171,38 @@ void ModuleLoader::loadDependencies(ModuleInfo &module, Program &program) {
     for (const ast::Member &member : block.members)
       if (auto *sub = boost::get<ast::SubMember>(&member))
         if (sub->block.module) {
-          std::string name = joinPath(*sub->block.module);
+          std::string name = moduleNameOf(*sub->block.module, module);
           if (!findOrLoad(name, sub->block.module->range, program))
             diags.report(sub->block.module->range, diag::UnknownModule, name);
         }
+}
+
+void ModuleLoader::checkStaysInPackage(const ModuleInfo &module,
+                                       const ast::UseDecl &use,
+                                       const ModuleInfo &target) {
+  if (inputFolder.empty() || use.module.relative ||
+      !llvm::StringRef(realPath(module.path)).starts_with(inputFolder + "/") ||
+      llvm::StringRef(realPath(target.path)).starts_with(inputFolder + "/"))
+    return;
+  // `qwen3_5_moe.norm` from `my_variant/attention.linnet`: does the input
+  // folder hold its own `norm.linnet` (or `norm/module.linnet`)?
+  llvm::StringRef rest = target.name;
+  if (!rest.contains('.'))
+    return;
+  rest = rest.split('.').second;
+  std::string relative = rest.str();
+  std::replace(relative.begin(), relative.end(), '.', '/');
+  llvm::SmallString<256> own(inputFolder), ownFolder(inputFolder);
+  path::append(own, relative + ".linnet");
+  path::append(ownFolder, relative, kFolderModuleFile);
+  std::string ownFile = fs::is_regular_file(own) ? std::string(own)
+                        : fs::is_regular_file(ownFolder)
+                            ? std::string(ownFolder)
+                            : "";
+  if (ownFile.empty())
+    return;
+  diags.report(use.module.range, diag::ImportLeavesPackage, target.name,
+               target.path, inputPackage, "." + rest.str());
 }
 
 bool ModuleLoader::loadInput(llvm::StringRef input, Program &program) {
@@ -192,6 +226,15 @@ bool ModuleLoader::loadInput(llvm::StringRef input, Program &program) {
   if (rootReal.empty()) {
     rootReal = std::string(path::parent_path(inputReal));
     roots.insert(roots.begin(), rootReal);
+  }
+  if (isFolder) {
+    llvm::StringRef relative(inputReal);
+    if (relative.consume_front(rootReal + "/"))
+      if (std::optional<std::string> name =
+              moduleNameForPath(relative.str() + ".linnet")) {
+        inputFolder = inputReal;
+        inputPackage = *name;
+      }
   }
 
   std::vector<std::string> files;

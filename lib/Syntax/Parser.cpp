@@ -1051,8 +1051,11 @@ x3::rule<use_decl_id, ast::UseDecl> const use_decl = "`use`";
 auto const generic_param_def = matches[lit('*')] >> identifier >
                                lit(':') > identifier > -(lit('=') > shape_sum);
 auto const generic_params_def = lit('<') > -(generic_param % ',') > lit('>');
-auto const module_path_def = located[(identifier % '.')[(
-    [](auto &ctx) { x3::_val(ctx).parts = std::move(x3::_attr(ctx)); })]];
+auto const module_path_def =
+    located[-lit('.')[([](auto &ctx) { x3::_val(ctx).relative = true; })] >>
+            (identifier % '.')[([](auto &ctx) {
+              x3::_val(ctx).parts = std::move(x3::_attr(ctx));
+            })]];
 auto const block_ref_def = located[-(module_path >> lit("::"))[([](auto &ctx) {
   x3::_val(ctx).module = std::move(x3::_attr(ctx));
 })] >> identifier[([](auto &ctx) {

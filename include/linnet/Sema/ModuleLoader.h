@@ -25,6 +25,10 @@ inline constexpr const char *kFolderModuleFile = "module.linnet";
 /// Source files larger than this are refused rather than parsed.
 inline constexpr uint64_t kMaxSourceBytes = 64ull << 20;
 
+/// The module `path` names when written in `from`: itself, or for a
+/// relative path (`.norm`) the module of that name in `from`'s folder.
+std::string moduleNameOf(const ast::ModulePath &path, const ModuleInfo &from);
+
 class ModuleLoader {
 public:
   /// `searchRoots` in priority order (the `-I` folders, then the defaults).
@@ -53,9 +57,16 @@ private:
   ModuleInfo *findOrLoad(llvm::StringRef name, llvm::SMRange requestedAt,
                          Program &program);
   void loadDependencies(ModuleInfo &module, Program &program);
+  /// Refuses `use qwen3_5_moe.norm` in a copy of that model's folder that
+  /// has its own norm.linnet: the copy would silently use the original.
+  void checkStaysInPackage(const ModuleInfo &module, const ast::UseDecl &use,
+                           const ModuleInfo &target);
 
   DiagnosticEngine &diags;
   std::vector<std::string> roots;
+  /// The folder given as the input (its real path) and the module name it
+  /// has; empty when the input is a file.
+  std::string inputFolder, inputPackage;
 };
 
 /// The module name of `path` relative to `root` (`std/nn/linear.linnet` is

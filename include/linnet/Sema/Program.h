@@ -166,6 +166,11 @@ struct ImportRef {
 struct ModuleInfo {
   std::string name; ///< dotted: `qwen3_5_moe.attention`
   std::string path; ///< the file, as shown in diagnostics
+  /// The module named by the folder that holds the file, which relative
+  /// paths (`use .norm::RmsNorm`) start from: `qwen3_5_moe` for both
+  /// `qwen3_5_moe.attention` and `qwen3_5_moe` (its module.linnet); empty
+  /// for a file directly under a search root.
+  std::string package;
   unsigned bufferId = 0;
   ast::ModuleAST syntax;
   llvm::StringMap<BlockDecl *> blocks;

@@ -231,7 +231,10 @@ struct GenericParam : Located {
   boost::optional<ShapeSum> defaultValue;
 };
 
+/// `std.nn.linear`, or `.norm` (relative: a module of the folder that holds
+/// the file that names it).
 struct ModulePath : Located {
+  bool relative = false;
   std::vector<Identifier> parts;
 };
 
