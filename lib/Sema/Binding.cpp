@@ -135,6 +135,10 @@ private:
   DiagnosticEngine &diags;
   std::map<std::string, BoundGeneric> values;
   std::map<std::string, uint64_t> instanceCounts;
+  /// Per instance key: how many block instances its subtree expands to
+  /// (itself included, every array element counted), at most
+  /// kMaxBlockInstances + 1.
+  std::map<std::string, uint64_t> expandedCounts;
 
 public:
   std::vector<BlockInstanceSizes> instances;
@@ -142,6 +146,7 @@ public:
 private:
   std::set<std::pair<const char *, std::string>> reported;
   bool countOverflowReported = false;
+  bool tooManyInstancesReported = false;
   bool failed = false;
 };
 
@@ -488,6 +493,7 @@ ModelBinder::instantiate(const BlockDecl &block,
   };
 
   uint64_t total = 0;
+  uint64_t expanded = 1;
   for (const MemberDecl &member : block.members) {
     if (auto *param = std::get_if<ParamDecl>(&member)) {
       uint64_t elements = 0;
@@ -530,6 +536,22 @@ ModelBinder::instantiate(const BlockDecl &block,
       if (!ok)
         continue;
       auto count = instantiate(*sub.block, subSizes, sub.loc);
+      // Every array element is generated and loaded on its own, so an
+      // absurd count must stop here, not in code generation.
+      std::string subKey = sub.block->qualifiedName();
+      for (const auto &[name, size] : subSizes)
+        subKey += "|" + name + "=" + size.str();
+      uint64_t subExpanded = expandedCounts[subKey], added;
+      if (__builtin_mul_overflow(copies, subExpanded, &added) ||
+          __builtin_add_overflow(expanded, added, &expanded) ||
+          expanded > kMaxBlockInstances) {
+        if (!tooManyInstancesReported)
+          diags.report(sub.loc, diag::TooManyInstances, sub.name, copies,
+                       sub.block->name, kMaxBlockInstances);
+        tooManyInstancesReported = true;
+        failed = true;
+        expanded = kMaxBlockInstances + 1;
+      }
       uint64_t product;
       if (!count)
         failed = true;
@@ -541,6 +563,7 @@ ModelBinder::instantiate(const BlockDecl &block,
   if (diags.errorCount() != errorsBefore && instantiatedAt.Start.isValid())
     diags.report(instantiatedAt, diag::InstantiatedHere, block.name);
   instanceCounts[key] = total;
+  expandedCounts[key] = expanded;
   return total;
 }
 

@@ -370,6 +370,15 @@ std::optional<SubDecl> DeclChecker::checkSub(const ast::SubMember &sub,
   result.block = resolveBlock(sub.block, *owner.module);
   if (!result.block)
     return std::nullopt;
+  // A literal count past the limit is refused unbound; one that depends on
+  // generics, when they are bound (Binding.cpp).
+  if (auto value = result.count ? result.count->constantValue() : std::nullopt;
+      ok && value && value->numerator() > int64_t(kMaxBlockInstances)) {
+    diags.report(sub.count->range, diag::TooManyInstances, result.name,
+                 uint64_t(value->numerator()), result.block->name,
+                 kMaxBlockInstances);
+    ok = false;
+  }
   const BlockDecl &target = *result.block;
   // The target's generics are checked before any member, so its list is
   // complete here even when it is declared later.

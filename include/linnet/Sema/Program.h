@@ -93,6 +93,10 @@ struct GenericArg {
 struct BlockDecl;
 struct ModuleInfo;
 
+/// The most block instances a bound model may expand to (the real model has
+/// a few hundred): array elements are generated and loaded one by one.
+inline constexpr uint64_t kMaxBlockInstances = 1u << 16;
+
 struct SubDecl {
   std::string name;
   BlockDecl *block = nullptr;
