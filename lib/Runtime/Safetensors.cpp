@@ -276,8 +276,8 @@ std::vector<const TensorView *> Checkpoint::tensors() const {
 }
 
 std::string
-linnet::writeSafetensors(const std::vector<TensorData> &tensors,
-                         const std::map<std::string, std::string> &metadata) {
+linnet::safetensorsHeader(const std::vector<TensorEntry> &tensors,
+                          const std::map<std::string, std::string> &metadata) {
   json::Object header;
   if (!metadata.empty()) {
     json::Object meta;
@@ -286,8 +286,7 @@ linnet::writeSafetensors(const std::vector<TensorData> &tensors,
     header["__metadata__"] = std::move(meta);
   }
   uint64_t offset = 0;
-  std::string data;
-  for (const TensorData &tensor : tensors) {
+  for (const TensorEntry &tensor : tensors) {
     json::Array shape;
     for (int64_t dim : tensor.shape)
       shape.push_back(dim);
@@ -295,9 +294,8 @@ linnet::writeSafetensors(const std::vector<TensorData> &tensors,
         {"dtype", tensorDTypeName(tensor.dtype)},
         {"shape", std::move(shape)},
         {"data_offsets",
-         json::Array{int64_t(offset), int64_t(offset + tensor.bytes.size())}}};
-    offset += tensor.bytes.size();
-    data += tensor.bytes;
+         json::Array{int64_t(offset), int64_t(offset + tensor.bytes)}}};
+    offset += tensor.bytes;
   }
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -308,5 +306,18 @@ linnet::writeSafetensors(const std::vector<TensorData> &tensors,
   std::string out(8, '\0');
   for (int i = 0; i < 8; ++i)
     out[i] = char(uint64_t(text.size()) >> (8 * i) & 0xFF);
-  return out + text + data;
+  return out + text;
+}
+
+std::string
+linnet::writeSafetensors(const std::vector<TensorData> &tensors,
+                         const std::map<std::string, std::string> &metadata) {
+  std::vector<TensorEntry> entries;
+  std::string data;
+  for (const TensorData &tensor : tensors) {
+    entries.push_back(
+        {tensor.name, tensor.dtype, tensor.shape, tensor.bytes.size()});
+    data += tensor.bytes;
+  }
+  return safetensorsHeader(entries, metadata) + data;
 }

@@ -29,9 +29,11 @@
 #include "linnet/Sema/ModelParameters.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -103,29 +105,65 @@ private:
   std::optional<double> spare;
 };
 
-std::vector<float> drawParameter(const ModelParameter &param,
-                                 RandomSource &random) {
-  std::vector<float> values(param.elementCount());
-  llvm::StringRef name = param.decl ? llvm::StringRef(param.decl->name) : "";
-  llvm::StringRef block = param.block ? llvm::StringRef(param.block->name) : "";
-  for (float &value : values) {
-    double x;
-    if (param.shape.size() >= 2)
-      x = block == "Embedding"
-              ? random.normal()
-              : random.normal() / std::sqrt(double(param.shape.back()));
-    else if (name == "A_log")
-      x = std::log(random.uniform(1.0, 16.0));
-    else if (name == "dt_bias")
-      x = random.uniform(-3.0, -1.0);
-    else if (block == "GatedRmsNorm")
-      x = 1.0 + 0.1 * random.normal();
-    else
-      x = 0.1 * random.normal();
-    value = float(x);
+/// A parameter's values, drawn in order a chunk at a time, so that a tensor
+/// of any size is written in bounded memory.
+class ParameterDraw {
+public:
+  ParameterDraw(const ModelParameter &param, RandomSource &random)
+      : param(param), random(random),
+        name(param.decl ? llvm::StringRef(param.decl->name) : ""),
+        block(param.block ? llvm::StringRef(param.block->name) : "") {}
+
+  void next(llvm::MutableArrayRef<float> values) {
+    for (float &value : values)
+      value = float(draw());
   }
-  return values;
-}
+
+private:
+  double draw() {
+    if (param.shape.size() >= 2)
+      return block == "Embedding"
+                 ? random.normal()
+                 : random.normal() / std::sqrt(double(param.shape.back()));
+    if (name == "A_log")
+      return std::log(random.uniform(1.0, 16.0));
+    if (name == "dt_bias")
+      return random.uniform(-3.0, -1.0);
+    if (block == "GatedRmsNorm")
+      return 1.0 + 0.1 * random.normal();
+    return 0.1 * random.normal();
+  }
+
+  const ModelParameter &param;
+  RandomSource &random;
+  llvm::StringRef name, block;
+};
+
+/// `[#####     ] 48% of 2.1 GB` on standard error while a checkpoint is
+/// written, when standard error is a terminal.
+class ProgressBar {
+public:
+  explicit ProgressBar(uint64_t total)
+      : total(total), shown(llvm::sys::Process::StandardErrIsDisplayed()) {}
+  void advance(uint64_t bytes) {
+    done += bytes;
+    unsigned percent = total ? unsigned(done * 100 / total) : 100;
+    if (!shown || percent == lastPercent)
+      return;
+    lastPercent = percent;
+    std::string bar(percent / 5, '#');
+    bar.resize(20, ' ');
+    llvm::errs() << llvm::format("\r[%s] %3u%% of %.1f GB", bar.c_str(),
+                                 percent, double(total) / 1e9);
+    if (done == total)
+      llvm::errs() << "\n";
+  }
+
+private:
+  uint64_t total, done = 0;
+  unsigned lastPercent = ~0u;
+  bool shown;
+};
 
 /// `values` stored as `element`, little-endian.
 std::string encode(llvm::ArrayRef<float> values, ElementType element) {
@@ -165,6 +203,7 @@ bool writeFile(llvm::StringRef path, llvm::StringRef bytes) {
     file << bytes;
     file.close();
     ec = file.error();
+    file.clear_error(); // reported here, not by the stream's destructor
   }
   if (ec)
     reportError("cannot write `" + path + "`: " + ec.message());
@@ -266,23 +305,28 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
                        elementTypeName(*storage) +
                        "`; init-checkpoint writes `bf16` or `f32`");
 
-  // The tensors, in the order of the parameters.
+  // The tensors, in the order of the parameters: only their header entries
+  // are kept, the values are drawn as they are written.
   std::vector<ModelParameter> params = listParameters(session.program, *bound);
-  RandomSource random(seed);
-  std::vector<TensorData> tensors;
+  std::vector<TensorEntry> entries;
+  std::vector<const ModelParameter *> written;
+  uint64_t dataBytes = 0;
   for (const ModelParameter &param : params) {
     if (param.optional)
       continue;
     auto unprefixed = binding->checkpointName(param.path);
     if (!unprefixed)
       return reportError(llvm::toString(unprefixed.takeError()));
-    std::string name = binding->withPrefix(*unprefixed, prefix);
-    std::vector<float> values = drawParameter(param, random);
     auto dtype = tensorDTypeFor(param.element);
     if (!dtype || !isFloatType(param.element))
       return reportError("parameter `" + param.path + "` is " +
                          param.typeText() +
                          "; init-checkpoint writes float tensors only");
+    uint64_t elementBytes = elementTypeBytes(param.element);
+    written.push_back(&param);
+    dataBytes += param.elementCount() * elementBytes;
+    // Per-expert tensors are consecutive slices of the fused one, so the
+    // data is the same either way; only the header differs.
     auto parts = binding->stackedPartNames(*unprefixed, 0);
     if (expertsLayout == "per-expert" && parts && param.shape.size() >= 2 &&
         param.shape[1] % int64_t(parts->size()) == 0) {
@@ -292,19 +336,15 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
       uint64_t partElements = 1;
       for (int64_t dim : partShape)
         partElements *= uint64_t(dim);
-      const float *next = values.data();
       for (int64_t e = 0; e < param.shape[0]; ++e)
         for (const std::string &part :
-             binding->stackedPartNames(*unprefixed, e).value_or(*parts)) {
-          tensors.push_back(
-              {binding->withPrefix(part, prefix), *dtype, partShape,
-               encode({next, size_t(partElements)}, param.element)});
-          next += partElements;
-        }
+             binding->stackedPartNames(*unprefixed, e).value_or(*parts))
+          entries.push_back({binding->withPrefix(part, prefix), *dtype,
+                             partShape, partElements * elementBytes});
       continue;
     }
-    tensors.push_back(
-        {name, *dtype, param.shape, encode(values, param.element)});
+    entries.push_back({binding->withPrefix(*unprefixed, prefix), *dtype,
+                       param.shape, param.elementCount() * elementBytes});
   }
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
@@ -313,9 +353,56 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
   llvm::sys::path::append(configPath, "config.json");
   llvm::SmallString<256> weightsPath(outputDir.getValue());
   llvm::sys::path::append(weightsPath, "model.safetensors");
+
+  // Both files are written under temporary names and renamed once complete,
+  // so a failure (a full disk, a signal) leaves no partial checkpoint.
+  auto weights =
+      llvm::sys::fs::TempFile::create(weightsPath + ".partial-%%%%%%");
+  if (!weights)
+    return reportError("cannot write `" + weightsPath +
+                       "`: " + llvm::toString(weights.takeError()));
+  // The stream is closed before the file is kept or discarded.
+  auto writeWeights = [&]() -> std::error_code {
+    llvm::raw_fd_ostream os(weights->FD, /*shouldClose=*/false);
+    // Unbuffered: nothing is left to flush (and fail) in the destructor.
+    os.SetUnbuffered();
+    auto failed = [&]() {
+      std::error_code ec = os.error();
+      os.clear_error();
+      return ec;
+    };
+    os << safetensorsHeader(entries, {{"format", "pt"}});
+    RandomSource random(seed);
+    ProgressBar progress(dataBytes);
+    std::vector<float> chunk(1u << 20);
+    std::string bytes;
+    for (const ModelParameter *param : written) {
+      ParameterDraw draw(*param, random);
+      uint64_t elements = param->elementCount();
+      for (uint64_t start = 0; start < elements; start += chunk.size()) {
+        size_t count =
+            size_t(std::min<uint64_t>(chunk.size(), elements - start));
+        draw.next({chunk.data(), count});
+        bytes = encode({chunk.data(), count}, param->element);
+        os << bytes;
+        if (std::error_code ec = failed())
+          return ec;
+        progress.advance(bytes.size());
+      }
+    }
+    return failed();
+  };
+  if (std::error_code ec = writeWeights()) {
+    llvm::consumeError(weights->discard());
+    return reportError("cannot write `" + weightsPath + "`: " + ec.message());
+  }
   std::string configText = llvm::formatv("{0:2}", config).str() + "\n";
-  if (!writeFile(configPath, configText) ||
-      !writeFile(weightsPath, writeSafetensors(tensors, {{"format", "pt"}})))
+  if (!writeFile(configPath, configText)) {
+    llvm::consumeError(weights->discard());
     return 1;
+  }
+  if (llvm::Error error = weights->keep(weightsPath))
+    return reportError("cannot write `" + weightsPath +
+                       "`: " + llvm::toString(std::move(error)));
   return 0;
 }

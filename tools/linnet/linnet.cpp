@@ -27,6 +27,8 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
+
 using namespace linnet;
 using namespace linnet::driver;
 namespace cl = llvm::cl;
@@ -227,6 +229,9 @@ int runGraph(const char *argv0) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // Past a file-size limit a write fails with EFBIG and is reported with
+  // the file's name, like a full disk, instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   cl::ParseCommandLineOptions(argc, argv,
                               "linnet: the Linnet model compiler\n");
   if (listDiagnostics) {

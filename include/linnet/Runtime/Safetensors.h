@@ -81,9 +81,24 @@ private:
   llvm::StringMap<const TensorView *> byName;
 };
 
-/// Serialises tensors as one safetensors file (for tests and
-/// `init-checkpoint`): names in order, data concatenated, 8-byte aligned
-/// header as other writers produce.
+/// A tensor as a safetensors header lists it: the file's data holds each
+/// tensor's `bytes` in order.
+struct TensorEntry {
+  std::string name;
+  TensorDType dtype = TensorDType::F32;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+};
+
+/// The start of a safetensors file holding `tensors` in order: the 8-byte
+/// header length and the JSON header, padded with spaces so that the data
+/// that follows starts 8-byte aligned, as other writers produce. Writers
+/// that stream the data (`init-checkpoint`) write this, then each tensor.
+std::string
+safetensorsHeader(const std::vector<TensorEntry> &tensors,
+                  const std::map<std::string, std::string> &metadata);
+
+/// Serialises tensors as one safetensors file in memory (for tests).
 struct TensorData {
   std::string name;
   TensorDType dtype = TensorDType::F32;
