@@ -84,7 +84,7 @@ struct Descriptor {
 
 /// Calls `name` with memref `args`, filling in `results` (several results
 /// come back as one struct of descriptors laid out one after the other).
-llvm::Error invoke(const PackedEntryCall &call, llvm::StringRef name,
+llvm::Error invoke(const PackedEntryLookup &call, llvm::StringRef name,
                    llvm::MutableArrayRef<Descriptor> results,
                    llvm::MutableArrayRef<Descriptor> args) {
   std::vector<int64_t> resultWords;
@@ -97,7 +97,10 @@ llvm::Error invoke(const PackedEntryCall &call, llvm::StringRef name,
   std::vector<void *> packed;
   for (void *&pointer : pointers)
     packed.push_back(&pointer);
-  if (llvm::Error error = call(name, packed))
+  llvm::Expected<PackedEntry> entry = call(name);
+  if (!entry)
+    return entry.takeError();
+  if (llvm::Error error = callGeneratedCode(*entry, packed.data()))
     return error;
   size_t position = 0;
   for (Descriptor &result : results) {
@@ -318,13 +321,36 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   return run;
 }
 
-llvm::Error ModelRun::callEntry(const PackedEntryCall &packed,
+llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
                                 const EntryCall &call,
                                 std::vector<int64_t> &shape,
                                 std::vector<float> &logits) {
   if (session)
     if (llvm::Error error = session->check(call))
       return error;
+  // The logits' size is known before the call: refuse what cannot fit
+  // (the generated code's buffer and the runtime's f32 copy) at once.
+  if (auto sizes = manifest->sizes()) {
+    bool everyPosition = call.entry == EntryKind::Forward;
+    uint64_t logitCount = uint64_t(call.rows) *
+                          uint64_t(everyPosition ? call.length : 1) *
+                          uint64_t(sizes->vocab);
+    uint64_t needed =
+        logitCount * (elementTypeBytes(manifest->logitElement()) + 4);
+    uint64_t available = availableMemoryBytes();
+    if (needed > available)
+      return fail(
+          "the logits of " + std::to_string(call.rows) + " row(s)" +
+          (everyPosition ? " of " + std::to_string(call.length) + " tokens"
+                         : std::string()) +
+          " take " + formatBytes(needed) + " (" + std::to_string(logitCount) +
+          " values, in the model's element type and as f32), more than the " +
+          formatBytes(available) + " this process can still allocate" +
+          (everyPosition ? "; `next_token` gives the last position's only"
+                         : ""));
+  } else {
+    return sizes.takeError();
+  }
   std::vector<Descriptor> args;
   for (const LoadedParameter &loaded : store->parameters())
     args.push_back(Descriptor::forData(const_cast<void *>(loaded.data),
@@ -364,7 +390,7 @@ llvm::Error ModelRun::callEntry(const PackedEntryCall &packed,
           Descriptor::forResult(unsigned(state.state.shape.size())));
   llvm::StringRef name = entryName(call.entry);
   if (llvm::Error error = invoke(packed, name, results, args))
-    return fail("running `" + name + "` failed: " + toString(std::move(error)));
+    return error;
 
   // Logits: contiguous, row-major (identity layout).
   ElementType logitElement = manifest->logitElement();
@@ -415,7 +441,7 @@ llvm::Error ModelRun::callEntry(const PackedEntryCall &packed,
   return llvm::Error::success();
 }
 
-llvm::Error ModelRun::execute(const PackedEntryCall &call) {
+llvm::Error ModelRun::execute(const PackedEntryLookup &call) {
   if (options.tokens)
     return runTokens(call);
   if (options.script)
@@ -423,7 +449,7 @@ llvm::Error ModelRun::execute(const PackedEntryCall &call) {
   return runGeneration(call);
 }
 
-llvm::Error ModelRun::runTokens(const PackedEntryCall &packed) {
+llvm::Error ModelRun::runTokens(const PackedEntryLookup &packed) {
   const EntryCall &call = calls.front();
   std::vector<int64_t> shape;
   std::vector<float> logits;
@@ -455,7 +481,7 @@ llvm::Error ModelRun::runTokens(const PackedEntryCall &packed) {
   return llvm::Error::success();
 }
 
-llvm::Error ModelRun::runScript(const PackedEntryCall &packed) {
+llvm::Error ModelRun::runScript(const PackedEntryLookup &packed) {
   for (size_t i = 0; i < calls.size(); ++i) {
     const EntryCall &call = calls[i];
     std::vector<int64_t> shape;
@@ -481,7 +507,7 @@ llvm::Error ModelRun::runScript(const PackedEntryCall &packed) {
   return llvm::Error::success();
 }
 
-llvm::Error ModelRun::runGeneration(const PackedEntryCall &packed) {
+llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
   unsigned count = *options.generate;
   std::vector<int32_t> generated;
   std::vector<int64_t> shape;

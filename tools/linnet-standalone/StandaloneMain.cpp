@@ -86,6 +86,7 @@ int reportError(const llvm::Twine &message) {
 
 int main(int argc, char **argv) {
   toolName = llvm::sys::path::filename(argv[0]).str();
+  setGeneratedCodeToolName(toolName);
   auto manifest = ModelManifest::parse(
       llvm::StringRef(linnet_manifest, linnet_manifest_size));
   if (!manifest)
@@ -132,13 +133,10 @@ int main(int argc, char **argv) {
   auto run = ModelRun::prepare(*manifest, options);
   if (!run)
     return reportError(llvm::toString(run.takeError()));
-  auto call = [](llvm::StringRef name,
-                 llvm::MutableArrayRef<void *> packed) -> llvm::Error {
+  auto call = [](llvm::StringRef name) -> llvm::Expected<PackedEntry> {
     for (const LinnetEntry *e = linnet_entries; e->name; ++e)
-      if (name == e->name) {
-        e->packed(packed.data());
-        return llvm::Error::success();
-      }
+      if (name == e->name)
+        return e->packed;
     return llvm::createStringError("the binary has no code for entry `" + name +
                                    "`");
   };

@@ -148,7 +148,9 @@ int linnet::driver::runRun(const char *argv0) {
   double compileSeconds = secondsSince(start) - run->loadSeconds();
 
   auto jitStart = std::chrono::steady_clock::now();
-  auto executable = CpuExecutable::compile(*compiled.module, {});
+  CpuCompileOptions jitOptions;
+  jitOptions.symbols = generatedCodeSymbols();
+  auto executable = CpuExecutable::compile(*compiled.module, jitOptions);
   if (!executable)
     return reportError("cannot compile the model: " +
                        llvm::toString(executable.takeError()));
@@ -162,8 +164,8 @@ int linnet::driver::runRun(const char *argv0) {
     llvm::errs() << llvm::format(
         "linnet run: compile %.3f s, code generation %.3f s\n", compileSeconds,
         secondsSince(jitStart));
-  auto call = [&](llvm::StringRef name, llvm::MutableArrayRef<void *> packed) {
-    return (*executable)->invokePacked(name, packed);
+  auto call = [&](llvm::StringRef name) {
+    return (*executable)->lookupPacked(name);
   };
   if (llvm::Error error = run->execute(call))
     return reportError(llvm::toString(std::move(error)));

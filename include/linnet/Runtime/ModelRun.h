@@ -15,6 +15,7 @@
 #ifndef LINNET_RUNTIME_MODELRUN_H
 #define LINNET_RUNTIME_MODELRUN_H
 
+#include "linnet/Runtime/GeneratedAllocation.h"
 #include "linnet/Runtime/ModelManifest.h"
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Runtime/Session.h"
@@ -30,12 +31,10 @@
 
 namespace linnet {
 
-/// Calls entry `name` of the compiled model: `packed` holds one pointer per
-/// parameter of its C interface (`_mlir_ciface_<name>`), pointing at that
-/// parameter's value, the result struct's pointer first (the convention of
-/// MLIR's packed wrappers).
-using PackedEntryCall = std::function<llvm::Error(
-    llvm::StringRef name, llvm::MutableArrayRef<void *> packed)>;
+/// Finds entry `name`'s packed wrapper in the compiled model (the JIT's, or
+/// a built binary's table).
+using PackedEntryLookup =
+    std::function<llvm::Expected<PackedEntry>(llvm::StringRef name)>;
 
 /// `checkpoint/config.json`, or an error saying it does not exist: the
 /// first thing `linnet run` and a built binary check.
@@ -76,16 +75,16 @@ public:
 
   /// Runs the calls through `call`, writing the outputs the options ask for
   /// (`.npy` files, or the top tokens or generated ids on standard output).
-  llvm::Error execute(const PackedEntryCall &call);
+  llvm::Error execute(const PackedEntryLookup &call);
 
 private:
   ModelRun() = default;
-  llvm::Error callEntry(const PackedEntryCall &packed, const EntryCall &call,
+  llvm::Error callEntry(const PackedEntryLookup &packed, const EntryCall &call,
                         std::vector<int64_t> &shape,
                         std::vector<float> &logits);
-  llvm::Error runTokens(const PackedEntryCall &call);
-  llvm::Error runScript(const PackedEntryCall &call);
-  llvm::Error runGeneration(const PackedEntryCall &call);
+  llvm::Error runTokens(const PackedEntryLookup &call);
+  llvm::Error runScript(const PackedEntryLookup &call);
+  llvm::Error runGeneration(const PackedEntryLookup &call);
 
   const ModelManifest *manifest = nullptr;
   RunOptions options;
@@ -101,12 +100,12 @@ private:
 /// with `option`.
 llvm::Expected<std::vector<std::vector<int32_t>>>
 parseTokenRows(llvm::StringRef option, llvm::StringRef text, int64_t vocab);
-/// Element `i` of `data` (f32, bf16 or f16) as a float.
 /// The ids of the `count` largest of `row`'s `width` logits, largest first,
 /// ties to the lower id, NaN after every number (a total order).
 std::vector<int64_t> largestLogits(const float *row, int64_t width,
                                    size_t count);
 
+/// Element `i` of `data` (f32, bf16 or f16) as a float.
 float elementToFloat(const void *data, ElementType element, int64_t i);
 /// Writes a NumPy .npy file (format 1.0) of float32 in C order.
 llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,

@@ -168,6 +168,14 @@ CpuExecutable::compile(ModuleOp module, const CpuCompileOptions &options) {
       ExecutionEngine::create(module, engineOptions, std::move(*targetMachine));
   if (!engine)
     return engine.takeError();
+  if (!options.symbols.empty())
+    (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap map;
+      for (const auto &[name, address] : options.symbols)
+        map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                               llvm::JITSymbolFlags::Exported};
+      return map;
+    });
   (*engine)->initialize();
   return std::unique_ptr<CpuExecutable>(new CpuExecutable(std::move(*engine)));
 }
@@ -178,6 +186,14 @@ llvm::Error CpuExecutable::invokePacked(llvm::StringRef cifaceName,
   if (!cifaceName.starts_with("_mlir_ciface_"))
     name = "_mlir_ciface_" + name;
   return engine->invokePacked(name, args);
+}
+
+llvm::Expected<void (*)(void **)>
+CpuExecutable::lookupPacked(llvm::StringRef cifaceName) const {
+  std::string name = cifaceName.str();
+  if (!cifaceName.starts_with("_mlir_ciface_"))
+    name = "_mlir_ciface_" + name;
+  return engine->lookupPacked(name);
 }
 
 llvm::Error

@@ -91,11 +91,13 @@ void addLoopsStage(OpPassManager &pm, const CpuPipelineOptions &options) {
 }
 
 /// Conversion of everything to the LLVM dialect.
-void addLLVMStage(OpPassManager &pm) {
+void addLLVMStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = options.runtimeAllocation;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createSCFToControlFlowPass());
   // Vectors first: lowering them materializes masks with arith ops.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
@@ -127,6 +129,11 @@ struct CpuPipelineCliOptions
   Option<bool> vectorize{*this, "vectorize",
                          llvm::cl::desc("Vectorize the tiled operations"),
                          llvm::cl::init(true)};
+  Option<bool> runtimeAllocation{
+      *this, "runtime-allocation",
+      llvm::cl::desc("Allocate through the runtime's checked functions "
+                     "instead of malloc"),
+      llvm::cl::init(false)};
 };
 
 } // namespace
@@ -139,7 +146,7 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options,
   addLoopsStage(pm, options);
   if (stopAfter == CpuStage::Loops)
     return;
-  addLLVMStage(pm);
+  addLLVMStage(pm, options);
 }
 
 void registerCpuPasses() { registerLinnetCpuPasses(); }
@@ -154,6 +161,7 @@ void registerCpuPipelines() {
         CpuPipelineOptions options;
         options.numThreads = cli.threads;
         options.vectorize = cli.vectorize;
+        options.runtimeAllocation = cli.runtimeAllocation;
         CpuStage stage = CpuStage::LLVM;
         if (cli.stopAfter == "linalg")
           stage = CpuStage::Linalg;

@@ -84,6 +84,9 @@ struct CpuCompileOptions {
   /// automatically) and libmlir_c_runner_utils (for printMemref and a
   /// bf16 fallback).
   llvm::SmallVector<std::string> sharedLibPaths;
+  /// Functions of this process the code calls by name (the runtime's
+  /// allocation functions, GeneratedAllocation.h).
+  std::vector<std::pair<const char *, void *>> symbols;
 };
 
 /// Code compiled in process from a module at CpuStage::LLVM; functions are
@@ -102,6 +105,11 @@ public:
   /// result is the first parameter.
   llvm::Error invokePacked(llvm::StringRef cifaceName,
                            llvm::MutableArrayRef<void *> args);
+
+  /// The packed wrapper of `cifaceName` (as for invokePacked), to call
+  /// directly.
+  llvm::Expected<void (*)(void **)>
+  lookupPacked(llvm::StringRef cifaceName) const;
 
   /// Calls `name` with memref arguments and results: `results` are filled in
   /// (their buffers belong to the caller, see MemRefDescriptor::freeResult).

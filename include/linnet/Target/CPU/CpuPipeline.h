@@ -55,6 +55,12 @@ struct CpuPipelineOptions {
   /// Vector length (elements) along the innermost dimension of elementwise
   /// operations and reductions.
   int64_t vectorLength = 32;
+  /// Allocate buffers through the runtime's `_mlir_memref_to_llvm_alloc`
+  /// (and `_aligned_alloc`, `_free`) instead of `malloc`, so that a failed
+  /// allocation is an error the runtime reports (GeneratedAllocation.h)
+  /// rather than a write through a null pointer. Off for code run by
+  /// `mlir-runner`, which has no such functions.
+  bool runtimeAllocation = true;
 };
 
 /// Adds the CPU pipeline to `pm` (anchored on `builtin.module`), from the
@@ -64,7 +70,8 @@ void buildCpuPipeline(mlir::OpPassManager &pm,
 
 /// Registers the `linnet-cpu-pipeline` pass pipeline
 /// (`linnet-cpu-pipeline{stop-after=linalg|loops|llvm threads=N
-/// vectorize=true|false}`) and the CPU target's own passes.
+/// vectorize=true|false runtime-allocation=true|false}`, the last off by
+/// default) and the CPU target's own passes.
 void registerCpuPipelines();
 
 /// Registers the CPU target's own passes (`linnet-cpu-tile-and-vectorize`,

@@ -1,0 +1,52 @@
+//===- GeneratedAllocation.h - Memory for generated code, checked -*- C++
+//-*-===//
+//
+// Generated code gets its buffers from `_mlir_memref_to_llvm_alloc` and
+// friends (the CPU pipeline's runtime-allocation option), defined here. An
+// allocation that fails does not return null into code that would write
+// through it: the call that runs the entry is unwound to, and its error says
+// which entry needed how many bytes and how many it already held. The same
+// functions serve the JIT (registered by name) and built binaries (linked).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_RUNTIME_GENERATEDALLOCATION_H
+#define LINNET_RUNTIME_GENERATEDALLOCATION_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace linnet {
+
+/// A compiled entry's packed wrapper (`_mlir__mlir_ciface_<name>`): one
+/// pointer per parameter of its C interface, the result's first.
+using PackedEntry = void (*)(void **packed);
+
+/// Calls `entry(packed)`. An allocation of the generated code that fails on
+/// this thread ends the call with an error saying how many bytes it needed;
+/// one on another thread (inside a parallel region, where unwinding is not
+/// possible) prints such an error and exits with status 1.
+llvm::Error callGeneratedCode(PackedEntry entry, void **packed);
+
+/// The bytes this process can still allocate: the smaller of the system's
+/// available memory and what its address-space limit (`ulimit -v`) leaves.
+uint64_t availableMemoryBytes();
+
+/// `1.21 GB`, `512 MB`, `64 KB`, `12 bytes`.
+std::string formatBytes(uint64_t bytes);
+
+/// The allocation functions by name, for a JIT to resolve generated code
+/// against.
+std::vector<std::pair<const char *, void *>> generatedCodeSymbols();
+
+/// The program name errors printed from inside a parallel region start
+/// with (`linnet`, or a built binary's name).
+void setGeneratedCodeToolName(llvm::StringRef tool);
+
+} // namespace linnet
+
+#endif // LINNET_RUNTIME_GENERATEDALLOCATION_H

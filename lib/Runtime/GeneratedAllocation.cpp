@@ -1,0 +1,162 @@
+//===- GeneratedAllocation.cpp - Memory for generated code, checked -------===//
+//
+// The unwinding is a longjmp from the failing allocation back to
+// callGeneratedCode: the frames in between are generated code only (no
+// destructors to skip), and the buffers it already held are leaked, which
+// is what a failed entry call costs. Inside an OpenMP parallel region other
+// threads wait for this one, so there the process ends instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Runtime/GeneratedAllocation.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <csetjmp>
+#include <cstdio>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <fstream>
+#include <malloc.h>
+#include <string>
+#include <sys/resource.h>
+#include <unistd.h>
+
+using namespace linnet;
+
+namespace {
+
+/// The entry call in progress on this thread.
+struct GeneratedCall {
+  std::jmp_buf unwind;
+  uint64_t failedBytes = 0;
+};
+thread_local GeneratedCall *currentCall = nullptr;
+/// Bytes the generated code holds now (malloc_usable_size of each buffer).
+std::atomic<uint64_t> heldBytes{0};
+std::string toolName = "linnet";
+
+bool inParallelRegion() {
+  // libomp is loaded by the JIT or linked into built binaries; look it up
+  // rather than link it into every user of the runtime.
+  using InParallel = int (*)();
+  static auto inParallel =
+      reinterpret_cast<InParallel>(dlsym(RTLD_DEFAULT, "omp_in_parallel"));
+  return inParallel && inParallel();
+}
+
+[[noreturn]] void failAllocation(uint64_t bytes) {
+  if (currentCall && !inParallelRegion()) {
+    currentCall->failedBytes = bytes;
+    std::longjmp(currentCall->unwind, 1);
+  }
+  std::string message = toolName +
+                        ": error: out of memory: generated code "
+                        "could not allocate " +
+                        formatBytes(bytes) + " (it held " +
+                        formatBytes(heldBytes.load()) + ")\n";
+  std::fwrite(message.data(), 1, message.size(), stderr);
+  std::_Exit(1);
+}
+
+void *track(void *pointer, uint64_t bytes) {
+  if (!pointer)
+    failAllocation(bytes);
+  heldBytes += malloc_usable_size(pointer);
+  return pointer;
+}
+
+} // namespace
+
+extern "C" void *_mlir_memref_to_llvm_alloc(uint64_t bytes) {
+  return track(std::malloc(bytes ? bytes : 1), bytes);
+}
+
+extern "C" void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
+                                                    uint64_t bytes) {
+  // aligned_alloc wants a size that is a multiple of the alignment.
+  uint64_t rounded = (bytes + alignment - 1) / alignment * alignment;
+  if (rounded < bytes)
+    failAllocation(bytes);
+  return track(std::aligned_alloc(alignment, rounded ? rounded : alignment),
+               bytes);
+}
+
+extern "C" void _mlir_memref_to_llvm_free(void *pointer) {
+  if (!pointer)
+    return;
+  heldBytes -= malloc_usable_size(pointer);
+  std::free(pointer);
+}
+
+llvm::Error linnet::callGeneratedCode(PackedEntry entry, void **packed) {
+  GeneratedCall call;
+  GeneratedCall *outer = currentCall;
+  uint64_t heldBefore = heldBytes.load();
+  currentCall = &call;
+  if (setjmp(call.unwind)) {
+    currentCall = outer;
+    uint64_t held = heldBytes.load() - heldBefore;
+    return llvm::createStringError(
+        "out of memory: the generated code needed another " +
+        formatBytes(call.failedBytes) + " for an intermediate result, with " +
+        formatBytes(held) + " already in use by the call and " +
+        formatBytes(availableMemoryBytes()) +
+        " left; give a shorter input or fewer rows");
+  }
+  entry(packed);
+  currentCall = outer;
+  return llvm::Error::success();
+}
+
+uint64_t linnet::availableMemoryBytes() {
+  uint64_t available = UINT64_MAX;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kilobytes;
+  std::string unit;
+  while (meminfo >> key >> kilobytes >> unit)
+    if (key == "MemAvailable:") {
+      available = kilobytes * 1024;
+      break;
+    }
+  rlimit limit;
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    // The first field of /proc/self/statm is the address space in pages.
+    uint64_t pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    uint64_t used = pages * uint64_t(sysconf(_SC_PAGESIZE));
+    uint64_t left = limit.rlim_cur > used ? limit.rlim_cur - used : 0;
+    available = std::min(available, left);
+  }
+  return available;
+}
+
+std::string linnet::formatBytes(uint64_t bytes) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (bytes >= 1000000000)
+    os << llvm::format("%.2f GB", double(bytes) / 1e9);
+  else if (bytes >= 1000000)
+    os << llvm::format("%.0f MB", double(bytes) / 1e6);
+  else if (bytes >= 1000)
+    os << llvm::format("%.0f KB", double(bytes) / 1e3);
+  else
+    os << bytes << " bytes";
+  return text;
+}
+
+std::vector<std::pair<const char *, void *>> linnet::generatedCodeSymbols() {
+  return {{"_mlir_memref_to_llvm_alloc",
+           reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
+          {"_mlir_memref_to_llvm_aligned_alloc",
+           reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc)},
+          {"_mlir_memref_to_llvm_free",
+           reinterpret_cast<void *>(&_mlir_memref_to_llvm_free)}};
+}
+
+void linnet::setGeneratedCodeToolName(llvm::StringRef tool) {
+  toolName = tool.str();
+}
