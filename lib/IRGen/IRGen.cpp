@@ -815,6 +815,8 @@ bool Generator::body(const ast::Body &body, GenValue &result, bool &returned) {
       bindPattern(let->pattern, value);
       continue;
     }
+    if (boost::get<ast::RequireStmt>(&statement))
+      continue; // proven when the model was bound
     if (auto *ret = boost::get<ast::ReturnStmt>(&statement)) {
       result = generate(ret->value);
       returned = true;

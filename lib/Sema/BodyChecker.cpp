@@ -291,6 +291,17 @@ void FunctionChecker::bindPattern(const ast::Pattern &pattern,
     bindPattern(tuple.elements[i], element(value, i));
 }
 
+void FunctionChecker::checkStatement(const ast::RequireStmt &require) {
+  std::optional<ShapeExpr> lhs = shapeValue(require.lhs);
+  std::optional<ShapeExpr> rhs = shapeValue(require.rhs);
+  if (!lhs || !rhs)
+    return;
+  bool atMost = require.relation == "<=";
+  obligation(atMost ? Obligation::AtMost : Obligation::Equal, *lhs, *rhs,
+             "required by the function", require.range,
+             "`" + sourceText(require.range) + "` fails");
+}
+
 void FunctionChecker::checkStatement(const ast::ReturnStmt &ret) {
   Value value = check(ret.value);
   if (fn.result)

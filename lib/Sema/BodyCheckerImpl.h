@@ -91,6 +91,7 @@ private:
   void checkStatement(const ast::ReturnStmt &ret);
   void checkStatement(const ast::AssignStmt &assign);
   void checkStatement(const ast::ForStmt &loop);
+  void checkStatement(const ast::RequireStmt &require);
   void bindPattern(const ast::Pattern &pattern, const Value &value);
   static llvm::SMRange rangeOfStatement(const ast::Statement &statement);
   ValueType annotationType(const ast::Type &type);

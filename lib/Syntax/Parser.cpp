@@ -45,6 +45,7 @@ BOOST_FUSION_ADAPT_STRUCT(linnet::ast::UseDecl, module, names)
 BOOST_FUSION_ADAPT_STRUCT(linnet::ast::LetStmt, pattern, annotation, value)
 BOOST_FUSION_ADAPT_STRUCT(linnet::ast::AssignStmt, target, indices, value)
 BOOST_FUSION_ADAPT_STRUCT(linnet::ast::ForStmt, variable, sequence, body)
+BOOST_FUSION_ADAPT_STRUCT(linnet::ast::RequireStmt, lhs, relation, rhs)
 BOOST_FUSION_ADAPT_STRUCT(linnet::ast::Body, statements)
 
 using namespace linnet;
@@ -780,6 +781,7 @@ struct let_stmt_id : Annotate {};
 struct return_stmt_id : Annotate {};
 struct assign_stmt_id : Annotate {};
 struct for_stmt_id : Annotate {};
+struct require_stmt_id : Annotate {};
 struct statement_id : Annotate {};
 struct body_id : Annotate {};
 struct generic_param_id : Annotate {};
@@ -807,7 +809,7 @@ auto keyword(const char *word) { return lexeme[lit(word) >> !identChar]; }
 bool isKeyword(llvm::StringRef word) {
   static const llvm::StringRef keywords[] = {
       "block", "use", "sub",    "param", "state", "pub",  "fn",
-      "entry", "let", "return", "for",   "in",    "true", "false"};
+      "entry", "let", "return", "for",   "in",    "true", "false", "require"};
   return llvm::is_contained(keywords, word);
 }
 
@@ -1005,6 +1007,7 @@ x3::rule<let_stmt_id, ast::LetStmt> const let_stmt = "`let`";
 x3::rule<return_stmt_id, ast::ReturnStmt> const return_stmt = "`return`";
 x3::rule<assign_stmt_id, ast::AssignStmt> const assign_stmt = "an assignment";
 x3::rule<for_stmt_id, ast::ForStmt> const for_stmt = "`for`";
+x3::rule<require_stmt_id, ast::RequireStmt> const require_stmt = "`require`";
 x3::rule<statement_id, ast::Statement> const statement = "a statement";
 x3::rule<body_id, ast::Body> const body = "a body `{ ... }`";
 
@@ -1024,11 +1027,17 @@ auto const assign_stmt_def = identifier >>
                              lit('=') >> !lit('=') > expr;
 auto const for_stmt_def = keyword("for") > identifier > keyword("in") > expr
                           > body;
-auto const statement_def = let_stmt | return_stmt | for_stmt | assign_stmt;
+x3::rule<struct size_relation_id, std::string> const size_relation =
+    "`<=` or `==`";
+auto const size_relation_def = x3::string("<=") | x3::string("==");
+auto const require_stmt_def =
+    keyword("require") > shape_sum > size_relation > shape_sum;
+auto const statement_def =
+    let_stmt | return_stmt | for_stmt | require_stmt | assign_stmt;
 x3::rule<struct body_end_id> const body_end =
-    "a statement (`let`, `return`, `for`, an assignment) or `}`";
+    "a statement (`let`, `return`, `for`, `require`, an assignment) or `}`";
 auto const body_end_def = ClosingBraceParser{
-    "a statement (`let`, `return`, `for`, an assignment) or `}`",
+    "a statement (`let`, `return`, `for`, `require`, an assignment) or `}`",
     kMemberAndTopLevelKeywords};
 auto const body_def = nest[braced[lit('{') > *statement > body_end]];
 
@@ -1118,7 +1127,8 @@ BOOST_SPIRIT_DEFINE(identifier, int_literal, float_literal, bool_literal,
                     mul_expr, unary_expr, postfix_expr, primary, paren_expr,
                     list_expr, list_item, argument, call_suffix, index,
                     index_list, pattern, tuple_pattern, let_stmt, return_stmt,
-                    assign_stmt, for_stmt, statement, body_end, body,
+                    assign_stmt, for_stmt, size_relation, require_stmt,
+                    statement, body_end, body,
                     generic_param, generic_params, module_path, block_ref,
                     sub_member, param_member, state_member, fn_param, fn_member,
                     member, block_end, block_body, block_decl, use_names,

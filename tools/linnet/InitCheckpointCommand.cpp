@@ -247,6 +247,11 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
       bindModel(session.program, bindArgs, session.diags);
   if (!bound)
     return 1;
+  // A checkpoint for sizes the model refuses would be of no use.
+  CheckedProgram checked = checkBodies(session.program, session.diags);
+  if (session.diags.hadError() ||
+      !proveObligations(checked, *bound, session.diags))
+    return 1;
 
   std::string prefix = prefixOption.empty() ? binding->prefixes().front()
                                             : prefixOption.getValue();

@@ -207,9 +207,16 @@ struct AssignStmt : Located {
   std::vector<std::vector<Index>> indices; ///< one list per `[...]`
   Expr value;
 };
+/// `require TopK <= Experts`: a relation between sizes that the function
+/// needs and its types cannot say, an obligation proven when bound.
+struct RequireStmt : Located {
+  ShapeSum lhs;
+  std::string relation; ///< `<=` or `==`
+  ShapeSum rhs;
+};
 struct ForStmt;
-using Statement =
-    x3::variant<LetStmt, ReturnStmt, AssignStmt, x3::forward_ast<ForStmt>>;
+using Statement = x3::variant<LetStmt, ReturnStmt, AssignStmt, RequireStmt,
+                              x3::forward_ast<ForStmt>>;
 struct Body : Located {
   std::vector<Statement> statements;
 };
