@@ -808,8 +808,8 @@ auto keyword(const char *word) { return lexeme[lit(word) >> !identChar]; }
 /// The words that cannot be identifiers.
 bool isKeyword(llvm::StringRef word) {
   static const llvm::StringRef keywords[] = {
-      "block", "use", "sub",    "param", "state", "pub",  "fn",
-      "entry", "let", "return", "for",   "in",    "true", "false", "require"};
+      "block", "use",    "sub", "param", "state", "pub",   "fn",     "entry",
+      "let",   "return", "for", "in",    "true",  "false", "require"};
   return llvm::is_contained(keywords, word);
 }
 
@@ -1128,11 +1128,10 @@ BOOST_SPIRIT_DEFINE(identifier, int_literal, float_literal, bool_literal,
                     list_expr, list_item, argument, call_suffix, index,
                     index_list, pattern, tuple_pattern, let_stmt, return_stmt,
                     assign_stmt, for_stmt, size_relation, require_stmt,
-                    statement, body_end, body,
-                    generic_param, generic_params, module_path, block_ref,
-                    sub_member, param_member, state_member, fn_param, fn_member,
-                    member, block_end, block_body, block_decl, use_names,
-                    use_decl)
+                    statement, body_end, body, generic_param, generic_params,
+                    module_path, block_ref, sub_member, param_member,
+                    state_member, fn_param, fn_member, member, block_end,
+                    block_body, block_decl, use_names, use_decl)
 
 auto const skipper = +x3::char_(" \t\n\r\f\v") |
                      (lit("//") >> *(x3::char_ - x3::eol)) |
