@@ -152,7 +152,9 @@ bool ModelManifest::hasEntry(llvm::StringRef name) const {
   return llvm::is_contained(entries, name);
 }
 
-llvm::Error ModelManifest::checkConfigAgrees(llvm::StringRef dir) const {
+llvm::Error ModelManifest::checkConfigAgrees(
+    llvm::StringRef dir,
+    llvm::function_ref<void(const llvm::Twine &)> warning) const {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, "config.json");
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
@@ -176,9 +178,12 @@ llvm::Error ModelManifest::checkConfigAgrees(llvm::StringRef dir) const {
   if (!rules)
     return llvm::Error::success();
   const json::Object *section = configObject;
+  std::string sectionName; // `text_config.`, for messages
   if (auto name = rules->getString("section"))
-    if (const json::Object *nested = configObject->getObject(*name))
+    if (const json::Object *nested = configObject->getObject(*name)) {
       section = nested;
+      sectionName = name->str() + ".";
+    }
   std::map<std::string, int64_t> fields;
   for (const auto &[key, value] : *section)
     if (auto integer = value.getAsInteger())
@@ -243,6 +248,14 @@ llvm::Error ModelManifest::checkConfigAgrees(llvm::StringRef dir) const {
     std::vector<std::string> malformed; // checked when the binary was built
     for (const ConfigConstant &constant :
          readConfigConstants(*constants, *section, malformed)) {
+      if (!constant.value) {
+        std::string written;
+        llvm::raw_string_ostream(written) << json::Value(constant.expected);
+        warning("`" + path + "` has no `" + sectionName + constant.field +
+                "`; using " + written + ", the value `" + model +
+                "` is written for");
+        continue;
+      }
       if (constant.agrees)
         continue;
       std::string shown, written;

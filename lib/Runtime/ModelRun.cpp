@@ -293,7 +293,10 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
 
   // The checkpoint: its config first (a built binary), then every tensor.
   if (options.checkConfig)
-    if (llvm::Error error = manifest.checkConfigAgrees(options.checkpoint))
+    if (llvm::Error error = manifest.checkConfigAgrees(
+            options.checkpoint, [&](const llvm::Twine &message) {
+              llvm::errs() << options.tool << ": warning: " << message << "\n";
+            }))
       return std::move(error);
   auto loadStart = std::chrono::steady_clock::now();
   auto binding = manifest.binding();
@@ -658,7 +661,13 @@ llvm::Error linnet::writeNpy(llvm::StringRef path,
   os.write(reinterpret_cast<const char *>(values.data()),
            values.size() * sizeof(float));
   os.close();
-  if (os.has_error())
-    return llvm::createStringError("cannot write `" + path.str() + "`");
+  if (os.has_error()) {
+    std::error_code error = os.error();
+    os.clear_error(); // reported here, not by the stream's destructor
+    if (llvm::sys::fs::is_regular_file(path)) // never /dev/full itself
+      llvm::sys::fs::remove(path);
+    return llvm::createStringError("cannot write `" + path.str() +
+                                   "`: " + error.message());
+  }
   return llvm::Error::success();
 }

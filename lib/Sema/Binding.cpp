@@ -343,6 +343,13 @@ bool ModelBinder::bindConfig(llvm::StringRef configPath) {
     std::vector<std::string> malformed;
     for (const ConfigConstant &constant :
          readConfigConstants(*constants, *section, malformed)) {
+      if (!constant.value) {
+        diags.report(diag::ConfigConstantAbsent, configPath.str(),
+                     sectionName + constant.field,
+                     fmt::format("{}", constant.expected),
+                     root.qualifiedName());
+        continue;
+      }
       if (constant.agrees)
         continue;
       std::optional<double> actual = constant.value->getAsNumber();

@@ -33,6 +33,14 @@ linnet::readConfigConstants(const json::Object &constants,
       malformed.push_back(name);
       continue;
     }
+    ConfigConstant absent;
+    absent.name = name;
+    absent.expected = *expected;
+    absent.used = rule->getString("used").value_or("").str();
+    absent.agrees = true;
+    if (!fields->empty() && (*fields)[0].getAsString())
+      absent.field = (*fields)[0].getAsString()->str();
+    bool present = false;
     for (const json::Value &fieldValue : *fields) {
       auto field = fieldValue.getAsString();
       if (!field)
@@ -58,8 +66,11 @@ linnet::readConfigConstants(const json::Object &constants,
       constant.agrees = actual && std::fabs(*actual - *expected) <=
                                       1e-9 * std::fabs(*expected);
       found.push_back(std::move(constant));
+      present = true;
       break;
     }
+    if (!present)
+      found.push_back(std::move(absent));
   }
   return found;
 }

@@ -74,7 +74,8 @@ TEST(CheckpointBinding, RenamesPrefixesAndStacks) {
   auto binding = CheckpointBinding::parse(R"({
     "config": {"section": "text_config", "generics": {
       "H": "hidden_size", "Groups": "num_hidden_layers / 4",
-      "Conv": "2 * heads * dim + heads", "T": ["dtype"]}},
+      "Conv": "2 * heads * dim + heads", "Heads": "heads", "Dim": "dim",
+      "T": ["dtype"]}},
     "parameters": {
       "prefixes": ["model.language_model.", "model."],
       "unprefixed": ["lm_head.weight"],
@@ -108,6 +109,13 @@ TEST(CheckpointBinding, RenamesPrefixesAndStacks) {
   auto conv = binding->configFieldsFor({{"Conv", 10}});
   EXPECT_FALSE(bool(conv)); // two unknown fields
   llvm::consumeError(conv.takeError());
+  // Conv's fields set by Heads and Dim give 2 * 2 * 3 + 2 = 14, not 10.
+  auto both =
+      binding->configFieldsFor({{"Conv", 10}, {"Heads", 2}, {"Dim", 3}});
+  ASSERT_FALSE(bool(both));
+  EXPECT_NE(
+      llvm::toString(both.takeError()).find("a checkpoint cannot hold both"),
+      std::string::npos);
 }
 
 TEST(CheckpointBinding, ReportsJsonPaths) {

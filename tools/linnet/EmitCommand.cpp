@@ -77,6 +77,16 @@ int linnet::driver::runEmit(const char *argv0) {
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
         .useLocalScope(); // each location inline, not as an alias
   compiled.module->print(output.os(), flags);
+  // A full disk shows only when the stream is flushed; the partial file is
+  // removed then (not kept), unless it is a device such as /dev/full.
+  output.os().flush();
+  if (output.os().has_error()) {
+    ec = output.os().error();
+    output.os().clear_error();
+    if (!llvm::sys::fs::is_regular_file(emitOutput))
+      output.keep();
+    return reportError("cannot write `" + emitOutput + "`: " + ec.message());
+  }
   output.keep();
   return 0;
 }

@@ -73,8 +73,9 @@ cl::opt<unsigned> graphDepth("depth",
                              cl::desc("Levels of calls to expand (default 1)"),
                              cl::init(1), cl::sub(graphCommand));
 cl::opt<std::string> outputPath("o",
-                                cl::desc("Write to FILE.svg (through Graphviz "
-                                         "`dot`) or FILE.dot; default: DOT "
+                                cl::desc("Write to FILE.svg, .png or .pdf "
+                                         "(through Graphviz `dot`) or "
+                                         "FILE.dot; default: DOT "
                                          "on standard output"),
                                 cl::value_desc("file"), cl::sub(graphCommand));
 
@@ -186,24 +187,41 @@ int runGraph(const char *argv0) {
     llvm::outs() << dot;
     return 0;
   }
-  bool svg = llvm::StringRef(outputPath).ends_with(".svg");
+  // The format follows the extension: DOT text, or rendered by Graphviz.
+  llvm::StringRef extension = llvm::sys::path::extension(outputPath);
+  static const llvm::StringRef rendered[] = {".svg", ".png", ".pdf"};
+  bool render = llvm::is_contained(rendered, extension);
+  if (!render && extension != ".dot" && extension != ".gv") {
+    session.diags.report(diag::UnknownGraphFormat, outputPath.getValue());
+    return 1;
+  }
   std::string dotPath = outputPath;
-  if (svg)
+  if (render)
     dotPath += ".dot";
   {
-    std::error_code ec;
-    llvm::raw_fd_ostream file(dotPath, ec);
-    if (ec) {
+    auto unwritable = [&](std::error_code ec) {
       // Messages are lower case: `no such file or directory`.
       std::string reason = ec.message();
       if (!reason.empty())
         reason[0] = llvm::toLower(reason[0]);
       session.diags.report(diag::UnwritableFile, dotPath, reason);
       return 1;
-    }
+    };
+    std::error_code ec;
+    llvm::raw_fd_ostream file(dotPath, ec);
+    if (ec)
+      return unwritable(ec);
     file << dot;
+    file.close();
+    if (file.has_error()) {
+      ec = file.error();
+      file.clear_error();
+      if (llvm::sys::fs::is_regular_file(dotPath)) // never /dev/full itself
+        llvm::sys::fs::remove(dotPath);
+      return unwritable(ec);
+    }
   }
-  if (!svg)
+  if (!render)
     return 0;
   auto dotProgram = llvm::sys::findProgramByName("dot");
   if (!dotProgram) {
@@ -211,7 +229,8 @@ int runGraph(const char *argv0) {
     return 1;
   }
   std::string message;
-  llvm::StringRef args[] = {*dotProgram, "-Tsvg", dotPath, "-o",
+  std::string format = "-T" + extension.drop_front().str();
+  llvm::StringRef args[] = {*dotProgram, format, dotPath, "-o",
                             outputPath.getValue()};
   int status = llvm::sys::ExecuteAndWait(*dotProgram, args, std::nullopt, {}, 0,
                                          0, &message);

@@ -19,6 +19,7 @@
 #include "linnet/Sema/Binding.h"
 #include "linnet/Sema/ModelParameters.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
@@ -62,8 +63,12 @@ struct ModelManifest {
   /// Checks that the checkpoint's config.json in `checkpointDir` gives every
   /// generic that came from a config the value the model was built with, and
   /// the binding's constants their value. The error names the generic:
-  /// `config.json binds `H` to 64, but this binary was built for 32`.
-  llvm::Error checkConfigAgrees(llvm::StringRef checkpointDir) const;
+  /// `config.json binds `H` to 64, but this binary was built for 32`. A
+  /// constant the config does not give is a `warning` (the model's value
+  /// applies).
+  llvm::Error checkConfigAgrees(
+      llvm::StringRef checkpointDir,
+      llvm::function_ref<void(const llvm::Twine &)> warning) const;
 };
 
 } // namespace linnet

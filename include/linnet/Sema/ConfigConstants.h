@@ -23,7 +23,9 @@ namespace linnet {
 struct ConfigConstant {
   std::string name;  ///< the rule's name: `rope_theta`
   std::string field; ///< the field found, as the rule writes it
-  const llvm::json::Value *value = nullptr; ///< the config's value
+  /// The config's value; null when the config has none of the fields
+  /// (`field` is then the first of them).
+  const llvm::json::Value *value = nullptr;
   double expected = 0;
   std::string used; ///< where the model uses it, for messages
   /// The value is a number equal to `expected` (to 1e-9 relatively).
@@ -31,9 +33,10 @@ struct ConfigConstant {
 };
 
 /// For each rule of `constants` (in name order), the first of its `fields`
-/// (dotted paths through nested objects) present in `section`; rules whose
-/// fields are all absent are left out (the model's value applies). Rules
-/// without a `fields` list or a numeric `value` are named in `malformed`.
+/// (dotted paths through nested objects) present in `section`. A rule whose
+/// fields are all absent is returned with no `value` (the model's own value
+/// applies, which callers say in a warning). Rules without a `fields` list
+/// or a numeric `value` are named in `malformed`.
 std::vector<ConfigConstant>
 readConfigConstants(const llvm::json::Object &constants,
                     const llvm::json::Object &section,
