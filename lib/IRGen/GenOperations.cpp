@@ -15,6 +15,7 @@
 #include "linnet/Dialect/Linnet/IR/LinnetOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -1446,14 +1447,15 @@ GenValue Generator::builtin(const CallResolution &resolution,
         builder.getMultiDimIdentityMap(rank)};
     llvm::SmallVector<IteratorType> iterators(rank, IteratorType::parallel);
     mlir::Value rows = indexValue(*table.dims[0].size, at);
+    checkIndices(ids.tensor, rows, "take", at);
     mlir::Value tensor =
         linalg::GenericOp::create(
             builder, at, mlir::TypeRange{init.getType()},
             mlir::ValueRange{ids.tensor}, mlir::ValueRange{init}, maps,
             iterators,
             [&](mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange v) {
-              // Ids are checked before a call; clamping keeps every read in
-              // bounds whatever arrives.
+              // Clamped, so every read is in bounds whatever arrives; an id
+              // outside is reported by checkIndices' call.
               mlir::Value id =
                   arith::IndexCastOp::create(b, l, b.getIndexType(), v[0]);
               mlir::Value zero = arith::ConstantIndexOp::create(b, l, 0);
@@ -1578,4 +1580,107 @@ GenValue Generator::builtin(const CallResolution &resolution,
   }
   fail(call.range, name, "the built-in is not supported by IR generation yet");
   return {};
+}
+
+namespace {
+
+/// `file:line:col` of the op, then of each call it was inlined through.
+std::string sourcePlace(mlir::Location loc) {
+  if (auto callSite = mlir::dyn_cast<mlir::CallSiteLoc>(loc))
+    return sourcePlace(callSite.getCallee()) + ", called from " +
+           sourcePlace(callSite.getCaller());
+  if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc))
+    return fused.getLocations().empty()
+               ? std::string("an unknown place")
+               : sourcePlace(fused.getLocations().front());
+  if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc))
+    return (file.getFilename().str() + ":" + std::to_string(file.getLine()) +
+            ":" + std::to_string(file.getColumn()));
+  return "an unknown place";
+}
+
+} // namespace
+
+void Generator::checkIndices(mlir::Value ids, mlir::Value bound,
+                             llvm::StringRef op, mlir::Location at) {
+  mlir::Type i64 = builder.getI64Type();
+  auto idsType = mlir::cast<mlir::RankedTensorType>(ids.getType());
+  unsigned rank = unsigned(idsType.getRank());
+  // The smallest and the largest id, in one pass, into tensor<1xi64>: a
+  // leading parallel loop of one, since the CPU target's tiling of a
+  // reduction over every dimension loses the accumulator between tiles.
+  auto single = mlir::RankedTensorType::get({1}, i64);
+  auto start = [&](int64_t value) {
+    mlir::Value init =
+        tensor::EmptyOp::create(builder, at, single.getShape(), i64);
+    mlir::Value constant =
+        arith::ConstantIntOp::create(builder, at, i64, value);
+    return linalg::FillOp::create(builder, at, mlir::ValueRange{constant},
+                                  mlir::ValueRange{init})
+        .getResult(0);
+  };
+  llvm::SmallVector<mlir::AffineExpr> idDims;
+  for (unsigned i = 0; i < rank; ++i)
+    idDims.push_back(builder.getAffineDimExpr(i + 1));
+  mlir::AffineMap toSingle = mlir::AffineMap::get(
+      rank + 1, 0, {builder.getAffineDimExpr(0)}, &context);
+  llvm::SmallVector<mlir::AffineMap> maps = {
+      mlir::AffineMap::get(rank + 1, 0, idDims, &context), toSingle, toSingle};
+  llvm::SmallVector<IteratorType> iterators(rank + 1, IteratorType::reduction);
+  iterators[0] = IteratorType::parallel;
+  auto extremes = linalg::GenericOp::create(
+      builder, at, mlir::TypeRange{single, single}, mlir::ValueRange{ids},
+      mlir::ValueRange{start(INT64_MAX), start(INT64_MIN)}, maps, iterators,
+      [&](mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange v) {
+        mlir::Value id = arith::ExtSIOp::create(b, l, i64, v[0]);
+        linalg::YieldOp::create(
+            b, l,
+            mlir::ValueRange{arith::MinSIOp::create(b, l, id, v[1]),
+                             arith::MaxSIOp::create(b, l, id, v[2])});
+      });
+  mlir::Value first = arith::ConstantIndexOp::create(builder, at, 0);
+  mlir::Value smallest = tensor::ExtractOp::create(
+      builder, at, extremes.getResult(0), mlir::ValueRange{first});
+  mlir::Value largest = tensor::ExtractOp::create(
+      builder, at, extremes.getResult(1), mlir::ValueRange{first});
+  mlir::Value limit = arith::IndexCastOp::create(builder, at, i64, bound);
+  mlir::Value zero = arith::ConstantIntOp::create(builder, at, i64, 0);
+  mlir::Value below = arith::CmpIOp::create(
+      builder, at, arith::CmpIPredicate::slt, smallest, zero);
+  mlir::Value above = arith::CmpIOp::create(
+      builder, at, arith::CmpIPredicate::sge, largest, limit);
+  mlir::Value outside = arith::OrIOp::create(builder, at, below, above);
+
+  // The runtime function, declared once, and the op's place as a string.
+  auto pointer = mlir::LLVM::LLVMPointerType::get(&context);
+  llvm::StringRef callee = "linnet_index_out_of_range";
+  mlir::OpBuilder moduleBuilder =
+      mlir::OpBuilder::atBlockBegin(module.getBody());
+  if (!module.lookupSymbol(callee)) {
+    auto declaration = mlir::func::FuncOp::create(
+        moduleBuilder, at, callee,
+        builder.getFunctionType({pointer, i64, i64}, {}));
+    declaration.setPrivate();
+  }
+  std::string place = "`" + op.str() + "` at " + sourcePlace(at);
+  std::string symbol = "linnet_index_site_" + std::to_string(indexSites++);
+  std::string text = place;
+  text.push_back('\0');
+  auto stringType = mlir::LLVM::LLVMArrayType::get(
+      mlir::IntegerType::get(&context, 8), unsigned(text.size()));
+  mlir::LLVM::GlobalOp::create(moduleBuilder, at, stringType,
+                               /*isConstant=*/true,
+                               mlir::LLVM::Linkage::Internal, symbol,
+                               builder.getStringAttr(text));
+
+  mlir::scf::IfOp::create(
+      builder, at, outside, [&](mlir::OpBuilder &b, mlir::Location l) {
+        mlir::Value index =
+            arith::SelectOp::create(b, l, below, smallest, largest);
+        mlir::Value site =
+            mlir::LLVM::AddressOfOp::create(b, l, pointer, symbol);
+        mlir::func::CallOp::create(b, l, callee, mlir::TypeRange{},
+                                   mlir::ValueRange{site, index, limit});
+        mlir::scf::YieldOp::create(b, l);
+      });
 }

@@ -126,6 +126,13 @@ public:
                           mlir::Location loc);
   mlir::Value filledTensor(const DimList &dims, ElementType element,
                            double value, mlir::Location loc);
+  /// Emits the check that every one of `ids` (an i32 tensor) lies in
+  /// [0, bound): a min/max reduction, and where one falls outside, a call
+  /// of the runtime's `linnet_index_out_of_range` with the op's location,
+  /// the index and the bound (RuntimeCalls.h). The reads themselves stay
+  /// clamped, so the code runs to its end and the runtime reports.
+  void checkIndices(mlir::Value ids, mlir::Value bound, llvm::StringRef op,
+                    mlir::Location at);
   /// A scalar of `element` for a literal, a size or a rank-0 tensor.
   mlir::Value scalarOf(const GenValue &value, ElementType element,
                        mlir::Location loc);
@@ -206,6 +213,8 @@ public:
   FunctionState current;
   Frame &frame() { return current.frames.back(); }
   mlir::ModuleOp module;
+  /// Index checks emitted so far (each names its string constant).
+  unsigned indexSites = 0;
   /// Outlined functions by block instance and function name.
   std::map<std::string, mlir::func::FuncOp> outlined;
 

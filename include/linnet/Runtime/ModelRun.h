@@ -15,9 +15,9 @@
 #ifndef LINNET_RUNTIME_MODELRUN_H
 #define LINNET_RUNTIME_MODELRUN_H
 
-#include "linnet/Runtime/GeneratedAllocation.h"
 #include "linnet/Runtime/ModelManifest.h"
 #include "linnet/Runtime/ParameterStore.h"
+#include "linnet/Runtime/RuntimeCalls.h"
 #include "linnet/Runtime/Session.h"
 
 #include "llvm/ADT/ArrayRef.h"

@@ -1,6 +1,6 @@
 // With runtime-allocation (what linnet's own compilations use), the buffers of the lowered
 // code comes from the runtime's checked functions, so a failed allocation is reported
-// (lib/Runtime/GeneratedAllocation.cpp) instead of returning null into the code; without it
+// (lib/Runtime/RuntimeCalls.cpp) instead of returning null into the code; without it
 // (the default here, for mlir-runner) plain malloc and free are called.
 // RUN: linnet-opt %s --linnet-cpu-pipeline="runtime-allocation=true" | FileCheck %s --check-prefix=RUNTIME
 // RUN: linnet-opt %s --linnet-cpu-pipeline | FileCheck %s --check-prefix=MALLOC

@@ -85,7 +85,7 @@ struct CpuCompileOptions {
   /// bf16 fallback).
   llvm::SmallVector<std::string> sharedLibPaths;
   /// Functions of this process the code calls by name (the runtime's
-  /// allocation functions, GeneratedAllocation.h).
+  /// allocation functions, RuntimeCalls.h).
   std::vector<std::pair<const char *, void *>> symbols;
 };
 

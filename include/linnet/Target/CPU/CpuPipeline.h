@@ -57,7 +57,7 @@ struct CpuPipelineOptions {
   int64_t vectorLength = 32;
   /// Allocate buffers through the runtime's `_mlir_memref_to_llvm_alloc`
   /// (and `_aligned_alloc`, `_free`) instead of `malloc`, so that a failed
-  /// allocation is an error the runtime reports (GeneratedAllocation.h)
+  /// allocation is an error the runtime reports (RuntimeCalls.h)
   /// rather than a write through a null pointer. Off for code run by
   /// `mlir-runner`, which has no such functions.
   bool runtimeAllocation = true;

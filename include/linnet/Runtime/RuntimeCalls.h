@@ -1,4 +1,4 @@
-//===- GeneratedAllocation.h - Memory for generated code, checked -*- C++
+//===- RuntimeCalls.h - Memory for generated code, checked -*- C++
 //-*-===//
 //
 // Generated code gets its buffers from `_mlir_memref_to_llvm_alloc` and
@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LINNET_RUNTIME_GENERATEDALLOCATION_H
-#define LINNET_RUNTIME_GENERATEDALLOCATION_H
+#ifndef LINNET_RUNTIME_RUNTIMECALLS_H
+#define LINNET_RUNTIME_RUNTIMECALLS_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -29,7 +29,8 @@ using PackedEntry = void (*)(void **packed);
 /// Calls `entry(packed)`. An allocation of the generated code that fails on
 /// this thread ends the call with an error saying how many bytes it needed;
 /// one on another thread (inside a parallel region, where unwinding is not
-/// possible) prints such an error and exits with status 1.
+/// possible) prints such an error and exits with status 1. An index out of
+/// range makes the call's error, once it has returned.
 llvm::Error callGeneratedCode(PackedEntry entry, void **packed);
 
 /// The bytes this process can still allocate: the smaller of the system's
@@ -39,7 +40,7 @@ uint64_t availableMemoryBytes();
 /// `1.21 GB`, `512 MB`, `64 KB`, `12 bytes`.
 std::string formatBytes(uint64_t bytes);
 
-/// The allocation functions by name, for a JIT to resolve generated code
+/// The functions generated code calls, by name, for a JIT to resolve it
 /// against.
 std::vector<std::pair<const char *, void *>> generatedCodeSymbols();
 
@@ -49,4 +50,4 @@ void setGeneratedCodeToolName(llvm::StringRef tool);
 
 } // namespace linnet
 
-#endif // LINNET_RUNTIME_GENERATEDALLOCATION_H
+#endif // LINNET_RUNTIME_RUNTIMECALLS_H

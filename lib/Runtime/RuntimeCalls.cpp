@@ -1,4 +1,4 @@
-//===- GeneratedAllocation.cpp - Memory for generated code, checked -------===//
+//===- RuntimeCalls.cpp - What generated code calls in the runtime -------===//
 //
 // The unwinding is a longjmp from the failing allocation back to
 // callGeneratedCode: the frames in between are generated code only (no
@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "linnet/Runtime/GeneratedAllocation.h"
+#include "linnet/Runtime/RuntimeCalls.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -36,7 +36,15 @@ struct GeneratedCall {
 thread_local GeneratedCall *currentCall = nullptr;
 /// Bytes the generated code holds now (malloc_usable_size of each buffer).
 std::atomic<uint64_t> heldBytes{0};
-std::string toolName = "linnet";
+std::string messageTool = "linnet";
+
+/// The first index out of range since the call began, from any thread.
+struct IndexError {
+  std::atomic<bool> seen{false};
+  const char *site = nullptr;
+  int64_t index = 0, bound = 0;
+};
+IndexError indexError;
 
 bool inParallelRegion() {
   // libomp is loaded by the JIT or linked into built binaries; look it up
@@ -52,7 +60,7 @@ bool inParallelRegion() {
     currentCall->failedBytes = bytes;
     std::longjmp(currentCall->unwind, 1);
   }
-  std::string message = toolName +
+  std::string message = messageTool +
                         ": error: out of memory: generated code "
                         "could not allocate " +
                         formatBytes(bytes) + " (it held " +
@@ -84,6 +92,16 @@ extern "C" void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
                bytes);
 }
 
+extern "C" void linnet_index_out_of_range(const char *site, int64_t index,
+                                          int64_t bound) {
+  bool expected = false;
+  if (!indexError.seen.compare_exchange_strong(expected, true))
+    return;
+  indexError.site = site;
+  indexError.index = index;
+  indexError.bound = bound;
+}
+
 extern "C" void _mlir_memref_to_llvm_free(void *pointer) {
   if (!pointer)
     return;
@@ -106,8 +124,15 @@ llvm::Error linnet::callGeneratedCode(PackedEntry entry, void **packed) {
         formatBytes(availableMemoryBytes()) +
         " left; give a shorter input or fewer rows");
   }
+  indexError.seen = false;
   entry(packed);
   currentCall = outer;
+  if (indexError.seen)
+    return llvm::createStringError(
+        llvm::Twine(indexError.site) + " got index " +
+        llvm::Twine(indexError.index) + " for an axis of " +
+        llvm::Twine(indexError.bound) + "; indices must be in [0, " +
+        llvm::Twine(indexError.bound) + ") (the call's results are discarded)");
   return llvm::Error::success();
 }
 
@@ -154,9 +179,11 @@ std::vector<std::pair<const char *, void *>> linnet::generatedCodeSymbols() {
           {"_mlir_memref_to_llvm_aligned_alloc",
            reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc)},
           {"_mlir_memref_to_llvm_free",
-           reinterpret_cast<void *>(&_mlir_memref_to_llvm_free)}};
+           reinterpret_cast<void *>(&_mlir_memref_to_llvm_free)},
+          {"linnet_index_out_of_range",
+           reinterpret_cast<void *>(&linnet_index_out_of_range)}};
 }
 
 void linnet::setGeneratedCodeToolName(llvm::StringRef tool) {
-  toolName = tool.str();
+  messageTool = tool.str();
 }
