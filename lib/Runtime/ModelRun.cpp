@@ -13,6 +13,7 @@
 
 #include "linnet/Runtime/FloatConversion.h"
 #include "linnet/Runtime/ParameterStore.h"
+#include "linnet/Runtime/RuntimeErrors.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -37,8 +38,8 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(message);
+llvm::Error fail(RuntimeErrorId id, const llvm::Twine &message) {
+  return runtimeError(id, message);
 }
 
 /// A memref descriptor in the layout of MLIR's C interface: `{basePtr, data,
@@ -129,10 +130,12 @@ llvm::Error checkFinite(llvm::ArrayRef<int64_t> shape,
     std::string where = "row " + std::to_string(index / positions);
     if (shape.size() == 3)
       where += ", position " + std::to_string(index % positions);
-    return fail("the logits of " + where + " hold " +
-                describeNonFinite(nans, infinities, uint64_t(width)) +
-                "; no token is chosen from them (a checkpoint with non-finite "
-                "weights? `linnet check --checkpoint` names them)");
+    return fail(
+        RuntimeErrorId::NonFiniteLogits,
+        "the logits of " + where + " hold " +
+            describeNonFinite(nans, infinities, uint64_t(width)) +
+            "; no token is chosen from them (a checkpoint with non-finite "
+            "weights? `linnet check --checkpoint` names them)");
   }
   return llvm::Error::success();
 }
@@ -149,17 +152,18 @@ llvm::Error checkCalls(llvm::StringRef option, const ModelManifest &manifest,
   for (size_t i = 0; i < calls.size(); ++i) {
     llvm::StringRef name = entryName(calls[i].entry);
     if (!manifest.hasEntry(name))
-      return fail(option + ": " + callPrefix(i, calls[i]) + "`entry`: `" +
-                  manifest.model + "` has no entry `" + name + "`");
+      return fail(RuntimeErrorId::EntryUnavailable,
+                  option + ": " + callPrefix(i, calls[i]) + "`entry`: `" +
+                      manifest.model + "` has no entry `" + name + "`");
   }
   auto sizes = manifest.sizes();
   if (!sizes)
-    return fail(option + ": " + llvm::toString(sizes.takeError()));
+    return withContext(option + ": ", sizes.takeError());
   RowCounts counts(*sizes);
   for (size_t i = 0; i < calls.size(); ++i) {
     if (llvm::Error error = counts.check(calls[i]))
-      return fail(option + ": " + callPrefix(i, calls[i]) +
-                  llvm::toString(std::move(error)));
+      return withContext(option + ": " + callPrefix(i, calls[i]),
+                         std::move(error));
     counts.advance(calls[i]);
   }
   return llvm::Error::success();
@@ -172,8 +176,8 @@ linnet::checkpointConfig(llvm::StringRef checkpoint) {
   llvm::SmallString<256> config(checkpoint);
   llvm::sys::path::append(config, "config.json");
   if (!llvm::sys::fs::exists(config))
-    return llvm::createStringError("--checkpoint: `" + std::string(config) +
-                                   "` does not exist");
+    return runtimeError(RuntimeErrorId::CheckpointMissing,
+                        "--checkpoint: `" + config + "` does not exist");
   return std::string(config);
 }
 
@@ -181,23 +185,29 @@ llvm::Error RunOptions::validate() const {
   if (int(tokens.has_value()) + int(script.has_value()) +
           int(prompt.has_value()) !=
       1)
-    return fail("give one of --tokens (a stateless entry), --script "
+    return fail(RuntimeErrorId::RunOptionsInvalid,
+                "give one of --tokens (a stateless entry), --script "
                 "(entry calls against one session) or --prompt-tokens "
                 "with --generate (greedy generation)");
   if (!tokens && entry)
-    return fail("--entry goes with --tokens; a script names the entry "
+    return fail(RuntimeErrorId::RunOptionsInvalid,
+                "--entry goes with --tokens; a script names the entry "
                 "of each call, and generation runs `prefill` and "
                 "`decode`");
   if (generate && !prompt)
-    return fail("--generate needs --prompt-tokens, the ids to start from");
+    return fail(RuntimeErrorId::RunOptionsInvalid,
+                "--generate needs --prompt-tokens, the ids to start from");
   if (script && out.empty())
-    return fail("--script needs --out, the folder for each call's "
+    return fail(RuntimeErrorId::RunOptionsInvalid,
+                "--script needs --out, the folder for each call's "
                 "logits (call_<i>.npy)");
   if (prompt && !generate)
-    return fail("--prompt-tokens needs --generate N, the number of "
+    return fail(RuntimeErrorId::RunOptionsInvalid,
+                "--prompt-tokens needs --generate N, the number of "
                 "tokens to generate");
   if (prompt && !out.empty())
-    return fail("--out does not go with --generate, which prints "
+    return fail(RuntimeErrorId::RunOptionsInvalid,
+                "--out does not go with --generate, which prints "
                 "the generated ids");
   return llvm::Error::success();
 }
@@ -217,13 +227,17 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   if (options.tokens) {
     std::string entry = options.entry.value_or("forward");
     if (!manifest.hasEntry(entry))
-      return fail("--entry: `" + entry + "` is not an entry of `" +
-                  manifest.model + "`; `run` runs `forward` or `next_token`");
+      return fail(RuntimeErrorId::EntryUnavailable,
+                  "--entry: `" + entry + "` is not an entry of `" +
+                      manifest.model +
+                      "`; `run` runs `forward` or `next_token`");
     if (entry != "forward" && entry != "next_token")
-      return fail("--entry: `" + entry +
-                  "` reads and writes the model's state; `--tokens` runs the "
-                  "stateless entries `forward` and `next_token`, and "
-                  "`--script` runs every entry");
+      return fail(
+          RuntimeErrorId::EntryUnavailable,
+          "--entry: `" + entry +
+              "` reads and writes the model's state; `--tokens` runs the "
+              "stateless entries `forward` and `next_token`, and "
+              "`--script` runs every entry");
     auto rows = parseTokenRows("--tokens", *options.tokens, sizes->vocab);
     if (!rows)
       return rows.takeError();
@@ -237,37 +251,42 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   } else if (options.script) {
     auto buffer = llvm::MemoryBuffer::getFile(*options.script);
     if (!buffer)
-      return fail("--script: cannot read `" + *options.script +
-                  "`: " + buffer.getError().message());
+      return fail(RuntimeErrorId::ScriptUnreadable,
+                  "--script: cannot read `" + *options.script +
+                      "`: " + buffer.getError().message());
     auto calls = parseScript((*buffer)->getBuffer(), *options.script);
     if (!calls)
-      return fail("--script: " + llvm::toString(calls.takeError()));
+      return withContext("--script: ", calls.takeError());
     if (std::error_code ec = llvm::sys::fs::create_directories(options.out))
-      return fail("--out: cannot create the folder `" + options.out +
-                  "`: " + ec.message());
+      return fail(RuntimeErrorId::OutputUnwritable,
+                  "--out: cannot create the folder `" + options.out +
+                      "`: " + ec.message());
     if (llvm::Error error = checkCalls("--script", manifest, *calls))
       return std::move(error);
     run->calls = std::move(*calls);
   } else {
     unsigned count = *options.generate;
     if (count == 0)
-      return fail("--generate: give at least 1 token to generate");
+      return fail(RuntimeErrorId::RunOptionsInvalid,
+                  "--generate: give at least 1 token to generate");
     auto rows =
         parseTokenRows("--prompt-tokens", *options.prompt, sizes->vocab);
     if (!rows)
       return rows.takeError();
     if (rows->size() != 1)
-      return fail("--prompt-tokens: " + std::to_string(rows->size()) +
-                  " rows; give one prompt, ids separated by `,`");
+      return fail(RuntimeErrorId::TokenRowsMalformed,
+                  "--prompt-tokens: " + std::to_string(rows->size()) +
+                      " rows; give one prompt, ids separated by `,`");
     const std::vector<int32_t> &prompt = rows->front();
     // The last generated token is not fed back.
     int64_t total = int64_t(prompt.size()) + int64_t(count) - 1;
     if (total > sizes->maxSeq)
-      return fail("--generate: the prompt's " + std::to_string(prompt.size()) +
-                  " tokens and " + std::to_string(count - 1) +
-                  " generated ones fed back need " + std::to_string(total) +
-                  " positions, more than the cache holds (`MaxSeq` = " +
-                  std::to_string(sizes->maxSeq) + ")");
+      return fail(RuntimeErrorId::CallPositionInvalid,
+                  "--generate: the prompt's " + std::to_string(prompt.size()) +
+                      " tokens and " + std::to_string(count - 1) +
+                      " generated ones fed back need " + std::to_string(total) +
+                      " positions, more than the cache holds (`MaxSeq` = " +
+                      std::to_string(sizes->maxSeq) + ")");
     // The prompt runs on every slot (`Batch` identical rows), so generation
     // works whatever `Batch` is; row 0's tokens are printed.
     EntryCall &prefill = run->prefill;
@@ -279,7 +298,8 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
     if (llvm::Error error = checkCalls("--prompt-tokens", manifest, {prefill}))
       return std::move(error);
     if (count > 1 && !manifest.hasEntry("decode"))
-      return fail("--generate: `" + manifest.model + "` has no entry `decode`");
+      return fail(RuntimeErrorId::EntryUnavailable,
+                  "--generate: `" + manifest.model + "` has no entry `decode`");
   }
   llvm::SetVector<llvm::StringRef> names;
   for (const EntryCall &call : run->calls)
@@ -310,8 +330,8 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
                           [&](const llvm::ErrorInfoBase &error) {
                             messages += "\n  " + error.message();
                           });
-    return fail("the checkpoint `" + options.checkpoint +
-                "` does not fit the model:" + messages);
+    return llvm::createStringError("the checkpoint `" + options.checkpoint +
+                                   "` does not fit the model:" + messages);
   }
   run->store = std::move(*loaded);
   run->loadTime = secondsSince(loadStart);
@@ -343,14 +363,17 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
     uint64_t available = availableMemoryBytes();
     if (needed > available)
       return fail(
+          RuntimeErrorId::LogitsTooLarge,
           "the logits of " + std::to_string(call.rows) + " row(s)" +
-          (everyPosition ? " of " + std::to_string(call.length) + " tokens"
-                         : std::string()) +
-          " take " + formatBytes(needed) + " (" + std::to_string(logitCount) +
-          " values, in the model's element type and as f32), more than the " +
-          formatBytes(available) + " this process can still allocate" +
-          (everyPosition ? "; `next_token` gives the last position's only"
-                         : ""));
+              (everyPosition ? " of " + std::to_string(call.length) + " tokens"
+                             : std::string()) +
+              " take " + formatBytes(needed) + " (" +
+              std::to_string(logitCount) +
+              " values, in the model's element type and as f32), more than "
+              "the " +
+              formatBytes(available) + " this process can still allocate" +
+              (everyPosition ? "; `next_token` gives the last position's only"
+                             : ""));
   } else {
     return sizes.takeError();
   }
@@ -417,9 +440,11 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
     }
     if (!contiguous) {
       if (!problem)
-        problem = fail("`" + name + "` returned state `" + state.state.path +
-                       "` in a layout the runtime does not read (a compiler "
-                       "bug)");
+        problem =
+            fail(RuntimeErrorId::StateUnsupported,
+                 "`" + name + "` returned state `" + state.state.path +
+                     "` in a layout the runtime does not read (a compiler "
+                     "bug)");
       continue;
     }
     session->storeState(i, static_cast<const char *>(stateResult.data()) +
@@ -458,8 +483,7 @@ llvm::Error ModelRun::runTokens(const PackedEntryLookup &packed) {
   std::vector<float> logits;
   auto start = std::chrono::steady_clock::now();
   if (llvm::Error error = callEntry(packed, call, shape, logits))
-    return fail("`" + entryName(call.entry) +
-                "`: " + llvm::toString(std::move(error)));
+    return withContext("`" + entryName(call.entry) + "`: ", std::move(error));
   if (options.timings)
     llvm::errs() << llvm::format(
         "%s: load %.3f s, %s %.3f s (%lld tokens)\n", options.tool.c_str(),
@@ -491,8 +515,7 @@ llvm::Error ModelRun::runScript(const PackedEntryLookup &packed) {
     std::vector<float> logits;
     auto callStart = std::chrono::steady_clock::now();
     if (llvm::Error error = callEntry(packed, call, shape, logits))
-      return fail("--script: " + callPrefix(i, call) +
-                  llvm::toString(std::move(error)));
+      return withContext("--script: " + callPrefix(i, call), std::move(error));
     double callSeconds = secondsSince(callStart);
     llvm::SmallString<256> path(options.out);
     llvm::sys::path::append(path, "call_" + std::to_string(i) + ".npy");
@@ -520,8 +543,9 @@ llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
   while (generated.size() < count) {
     auto stepStart = std::chrono::steady_clock::now();
     if (llvm::Error error = callEntry(packed, step, shape, logits))
-      return fail("--generate: step " + std::to_string(generated.size()) +
-                  ": " + llvm::toString(std::move(error)));
+      return withContext("--generate: step " +
+                             std::to_string(generated.size()) + ": ",
+                         std::move(error));
     (generated.empty() ? prefillSeconds : decodeSeconds) +=
         secondsSince(stepStart);
     // Greedy: the largest logit of row 0.
@@ -560,9 +584,10 @@ linnet::parseTokenRows(llvm::StringRef option, llvm::StringRef text,
   for (size_t r = 0; r < rowTexts.size(); ++r) {
     llvm::StringRef rowText = rowTexts[r].trim();
     if (rowText.empty())
-      return llvm::createStringError(
+      return runtimeError(
+          RuntimeErrorId::TokenRowsMalformed,
           option + ": row " + std::to_string(r) +
-          " is empty; give rows of token ids like \"1,2,3;4,5,6\"");
+              " is empty; give rows of token ids like \"1,2,3;4,5,6\"");
     llvm::SmallVector<llvm::StringRef> ids;
     rowText.split(ids, ',');
     std::vector<int32_t> row;
@@ -570,26 +595,31 @@ linnet::parseTokenRows(llvm::StringRef option, llvm::StringRef text,
       int64_t id;
       llvm::StringRef idText = ids[i].trim();
       if (idText.empty())
-        return llvm::createStringError(
-            option + ": position " + std::to_string(i) + " of row " +
-            std::to_string(r) + " is empty; ids are separated by one `,`");
+        return runtimeError(RuntimeErrorId::TokenRowsMalformed,
+                            option + ": position " + std::to_string(i) +
+                                " of row " + std::to_string(r) +
+                                " is empty; ids are separated by one `,`");
       if (idText.getAsInteger(10, id))
-        return llvm::createStringError(
-            option + ": `" + idText.str() + "` (row " + std::to_string(r) +
-            ", position " + std::to_string(i) + ") is not a token id");
+        return runtimeError(RuntimeErrorId::TokenRowsMalformed,
+                            option + ": `" + idText.str() + "` (row " +
+                                std::to_string(r) + ", position " +
+                                std::to_string(i) + ") is not a token id");
       if (id < 0 || id >= vocab)
-        return llvm::createStringError(
-            option + ": token id " + std::to_string(id) + " (row " +
-            std::to_string(r) + ", position " + std::to_string(i) +
-            ") is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+        return runtimeError(RuntimeErrorId::TokenOutOfVocabulary,
+                            option + ": token id " + std::to_string(id) +
+                                " (row " + std::to_string(r) + ", position " +
+                                std::to_string(i) +
+                                ") is outside the vocabulary [0, " +
+                                std::to_string(vocab) + ")");
       row.push_back(int32_t(id));
     }
     if (!rows.empty() && row.size() != rows.front().size())
-      return llvm::createStringError(
-          option + ": row " + std::to_string(r) + " has " +
-          std::to_string(row.size()) + " tokens but row 0 has " +
-          std::to_string(rows.front().size()) +
-          "; every row of a batch has the same length");
+      return runtimeError(RuntimeErrorId::TokenRowsMalformed,
+                          option + ": row " + std::to_string(r) + " has " +
+                              std::to_string(row.size()) +
+                              " tokens but row 0 has " +
+                              std::to_string(rows.front().size()) +
+                              "; every row of a batch has the same length");
     rows.push_back(std::move(row));
   }
   return rows;
@@ -654,8 +684,8 @@ llvm::Error linnet::writeNpy(llvm::StringRef path,
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
   if (ec)
-    return llvm::createStringError("cannot write `" + path.str() +
-                                   "`: " + ec.message());
+    return runtimeError(RuntimeErrorId::OutputUnwritable,
+                        "cannot write `" + path.str() + "`: " + ec.message());
   os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
      << char(header.size() >> 8) << header;
   os.write(reinterpret_cast<const char *>(values.data()),
@@ -666,8 +696,9 @@ llvm::Error linnet::writeNpy(llvm::StringRef path,
     os.clear_error(); // reported here, not by the stream's destructor
     if (llvm::sys::fs::is_regular_file(path)) // never /dev/full itself
       llvm::sys::fs::remove(path);
-    return llvm::createStringError("cannot write `" + path.str() +
-                                   "`: " + error.message());
+    return runtimeError(RuntimeErrorId::OutputUnwritable,
+                        "cannot write `" + path.str() +
+                            "`: " + error.message());
   }
   return llvm::Error::success();
 }

@@ -10,6 +10,8 @@
 
 #include "linnet/Runtime/RuntimeCalls.h"
 
+#include "linnet/Runtime/RuntimeErrors.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -64,7 +66,7 @@ bool inParallelRegion() {
                         ": error: out of memory: generated code "
                         "could not allocate " +
                         formatBytes(bytes) + " (it held " +
-                        formatBytes(heldBytes.load()) + ")\n";
+                        formatBytes(heldBytes.load()) + ") [OutOfMemory]\n";
   std::fwrite(message.data(), 1, message.size(), stderr);
   std::_Exit(1);
 }
@@ -117,22 +119,26 @@ llvm::Error linnet::callGeneratedCode(PackedEntry entry, void **packed) {
   if (setjmp(call.unwind)) {
     currentCall = outer;
     uint64_t held = heldBytes.load() - heldBefore;
-    return llvm::createStringError(
-        "out of memory: the generated code needed another " +
-        formatBytes(call.failedBytes) + " for an intermediate result, with " +
-        formatBytes(held) + " already in use by the call and " +
-        formatBytes(availableMemoryBytes()) +
-        " left; give a shorter input or fewer rows");
+    return runtimeError(RuntimeErrorId::OutOfMemory,
+                        "out of memory: the generated code needed another " +
+                            formatBytes(call.failedBytes) +
+                            " for an intermediate result, with " +
+                            formatBytes(held) +
+                            " already in use by the call and " +
+                            formatBytes(availableMemoryBytes()) +
+                            " left; give a shorter input or fewer rows");
   }
   indexError.seen = false;
   entry(packed);
   currentCall = outer;
   if (indexError.seen)
-    return llvm::createStringError(
-        llvm::Twine(indexError.site) + " got index " +
-        llvm::Twine(indexError.index) + " for an axis of " +
-        llvm::Twine(indexError.bound) + "; indices must be in [0, " +
-        llvm::Twine(indexError.bound) + ") (the call's results are discarded)");
+    return runtimeError(RuntimeErrorId::IndexOutOfRange,
+                        llvm::Twine(indexError.site) + " got index " +
+                            llvm::Twine(indexError.index) + " for an axis of " +
+                            llvm::Twine(indexError.bound) +
+                            "; indices must be in [0, " +
+                            llvm::Twine(indexError.bound) +
+                            ") (the call's results are discarded)");
   return llvm::Error::success();
 }
 

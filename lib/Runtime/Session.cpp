@@ -9,6 +9,9 @@
 
 #include "linnet/Runtime/Session.h"
 
+#include "linnet/Runtime/RuntimeCalls.h"
+#include "linnet/Runtime/RuntimeErrors.h"
+
 #include "linnet/Basic/JSON.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -74,8 +77,8 @@ std::string describe(const json::Value &value) {
   return "a value";
 }
 
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(message);
+llvm::Error fail(RuntimeErrorId id, const llvm::Twine &message) {
+  return runtimeError(id, message);
 }
 
 /// One call being parsed: errors carry its index, entry and the field.
@@ -89,7 +92,7 @@ struct CallParser {
       where += " (`" + entry + "`)";
     if (!field.empty())
       where += ", `" + field.str() + "`";
-    return fail(where + ": " + message);
+    return fail(RuntimeErrorId::ScriptMalformed, where + ": " + message);
   }
 
   llvm::Expected<int32_t> integer(llvm::StringRef field, const json::Value &v,
@@ -264,20 +267,24 @@ llvm::Expected<std::vector<EntryCall>>
 linnet::parseScript(llvm::StringRef text, llvm::StringRef name) {
   llvm::Expected<json::Value> document = parseJSON(text);
   if (!document)
-    return fail("`" + name +
-                "` is not valid JSON: " + llvm::toString(document.takeError()));
+    return fail(RuntimeErrorId::ScriptMalformed,
+                "`" + name + "` is not valid JSON: " +
+                    llvm::toString(document.takeError()));
   const json::Object *root = document->getAsObject();
   const json::Array *calls =
       root && root->get("calls") ? root->get("calls")->getAsArray() : nullptr;
   if (!calls)
-    return fail("expected an object with a `calls` array, like {\"calls\": "
+    return fail(RuntimeErrorId::ScriptMalformed,
+                "expected an object with a `calls` array, like {\"calls\": "
                 "[{\"entry\": \"forward\", \"tokens\": [[1, 2]]}]}");
   if (calls->empty())
-    return fail("`calls` is empty; give at least one call");
+    return fail(RuntimeErrorId::ScriptMalformed,
+                "`calls` is empty; give at least one call");
   for (const auto &field : *root)
     if (field.first != "calls")
-      return fail("unknown field `" + field.first.str() +
-                  "`; a script has only `calls`");
+      return fail(RuntimeErrorId::ScriptMalformed,
+                  "unknown field `" + field.first.str() +
+                      "`; a script has only `calls`");
   std::vector<EntryCall> result;
   for (size_t i = 0; i < calls->size(); ++i) {
     CallParser parser{i, ""};
@@ -308,10 +315,11 @@ SessionSizes::of(llvm::ArrayRef<BoundGeneric> generics) {
       (sizes.vocab = generic.size), hasVocab = true;
   }
   if (!hasVocab || !hasMaxSeq)
-    return fail("the model has no `" +
-                llvm::Twine(hasVocab ? "MaxSeq" : "Vocab") +
-                "` generic; a session needs `Vocab` and `MaxSeq` (and "
-                "`Batch`, 1 when absent)");
+    return fail(RuntimeErrorId::ManifestInvalid,
+                "the model has no `" +
+                    llvm::Twine(hasVocab ? "MaxSeq" : "Vocab") +
+                    "` generic; a session needs `Vocab` and `MaxSeq` (and "
+                    "`Batch`, 1 when absent)");
   return sizes;
 }
 
@@ -324,29 +332,33 @@ llvm::Error RowCounts::checkTokens(const EntryCall &call) const {
     for (int64_t i = 0; i < call.length; ++i) {
       int32_t id = call.tokens[size_t(r * call.length + i)];
       if (id < 0 || id >= sizes_.vocab)
-        return fail("`tokens`: token id " + std::to_string(id) + " (row " +
-                    std::to_string(r) + ", position " + std::to_string(i) +
-                    ") is outside the vocabulary [0, " +
-                    std::to_string(sizes_.vocab) + ")");
+        return fail(RuntimeErrorId::TokenOutOfVocabulary,
+                    "`tokens`: token id " + std::to_string(id) + " (row " +
+                        std::to_string(r) + ", position " + std::to_string(i) +
+                        ") is outside the vocabulary [0, " +
+                        std::to_string(sizes_.vocab) + ")");
     }
   llvm::StringRef name = entryName(call.entry);
   bool perSlot = call.entry == EntryKind::Prefill ||
                  call.entry == EntryKind::Decode ||
                  call.entry == EntryKind::DecodeRows;
   if (perSlot && call.rows != sizes_.batch)
-    return fail("`tokens`: " + std::to_string(call.rows) +
-                (call.rows == 1 ? " row" : " rows") + ", but `" + name +
-                "` takes one row per slot (`Batch` = " +
-                std::to_string(sizes_.batch) + ")");
+    return fail(RuntimeErrorId::CallShapeInvalid,
+                "`tokens`: " + std::to_string(call.rows) +
+                    (call.rows == 1 ? " row" : " rows") + ", but `" + name +
+                    "` takes one row per slot (`Batch` = " +
+                    std::to_string(sizes_.batch) + ")");
   bool oneToken =
       call.entry == EntryKind::Decode || call.entry == EntryKind::DecodeRows;
   if (oneToken && call.length != 1)
-    return fail("`tokens`: rows of " + std::to_string(call.length) +
-                " tokens, but `" + name + "` takes one token per row");
+    return fail(RuntimeErrorId::CallShapeInvalid,
+                "`tokens`: rows of " + std::to_string(call.length) +
+                    " tokens, but `" + name + "` takes one token per row");
   if (call.entry == EntryKind::PrefillSlots && call.length > sizes_.maxSeq)
-    return fail("`tokens`: rows of " + std::to_string(call.length) +
-                " tokens do not fit the cache (`MaxSeq` = " +
-                std::to_string(sizes_.maxSeq) + ")");
+    return fail(RuntimeErrorId::CallShapeInvalid,
+                "`tokens`: rows of " + std::to_string(call.length) +
+                    " tokens do not fit the cache (`MaxSeq` = " +
+                    std::to_string(sizes_.maxSeq) + ")");
   return llvm::Error::success();
 }
 
@@ -362,45 +374,53 @@ llvm::Error RowCounts::check(const EntryCall &call) const {
   case EntryKind::Decode: {
     bool prefill = call.entry == EntryKind::Prefill;
     if (call.pos < 0)
-      return fail("`pos`: position " + std::to_string(call.pos) +
-                  " is negative");
+      return fail(RuntimeErrorId::CallPositionInvalid,
+                  "`pos`: position " + std::to_string(call.pos) +
+                      " is negative");
     int64_t last = int64_t(call.pos) + call.length - 1;
     if (last >= sizes_.maxSeq)
-      return fail("`pos`: " +
-                  (call.length == 1
-                       ? "position " + std::to_string(last) + " is"
-                       : "positions " + std::to_string(call.pos) + " to " +
-                             std::to_string(last) + " run") +
-                  " past the end of the cache " + maxSeq);
+      return fail(RuntimeErrorId::CallPositionInvalid,
+                  "`pos`: " +
+                      (call.length == 1
+                           ? "position " + std::to_string(last) + " is"
+                           : "positions " + std::to_string(call.pos) + " to " +
+                                 std::to_string(last) + " run") +
+                      " past the end of the cache " + maxSeq);
     // Only a prefill at 0 restarts rows; a decode at 0 needs fresh rows.
     if (prefill && call.pos == 0)
       return llvm::Error::success();
     for (int64_t b = 0; b < sizes_.batch; ++b)
       if (rowCounts[size_t(b)] != call.pos)
-        return fail("`pos`: " +
-                    continuation(b, rowCounts[size_t(b)], call.pos, prefill));
+        return fail(RuntimeErrorId::CallPositionInvalid,
+                    "`pos`: " + continuation(b, rowCounts[size_t(b)], call.pos,
+                                             prefill));
     return llvm::Error::success();
   }
   case EntryKind::DecodeRows: {
     if (int64_t(call.positions.size()) != sizes_.batch)
-      return fail("`positions`: " + std::to_string(call.positions.size()) +
-                  (call.positions.size() == 1 ? " position" : " positions") +
-                  ", but `decode_rows` takes one per slot "
-                  "(`Batch` = " +
-                  std::to_string(sizes_.batch) + ")");
+      return fail(
+          RuntimeErrorId::CallShapeInvalid,
+          "`positions`: " + std::to_string(call.positions.size()) +
+              (call.positions.size() == 1 ? " position" : " positions") +
+              ", but `decode_rows` takes one per slot "
+              "(`Batch` = " +
+              std::to_string(sizes_.batch) + ")");
     for (int64_t b = 0; b < sizes_.batch; ++b) {
       int32_t position = call.positions[size_t(b)];
       if (position < 0)
-        return fail("`positions`: position " + std::to_string(position) +
-                    " (row " + std::to_string(b) + ") is negative");
+        return fail(RuntimeErrorId::CallPositionInvalid,
+                    "`positions`: position " + std::to_string(position) +
+                        " (row " + std::to_string(b) + ") is negative");
       if (position >= sizes_.maxSeq)
-        return fail("`positions`: position " + std::to_string(position) +
-                    " (row " + std::to_string(b) +
-                    ") is past the end of the cache " + maxSeq);
+        return fail(RuntimeErrorId::CallPositionInvalid,
+                    "`positions`: position " + std::to_string(position) +
+                        " (row " + std::to_string(b) +
+                        ") is past the end of the cache " + maxSeq);
     }
     for (int64_t b = 0; b < sizes_.batch; ++b)
       if (rowCounts[size_t(b)] != call.positions[size_t(b)])
-        return fail("`positions`: " + continuation(b, rowCounts[size_t(b)],
+        return fail(RuntimeErrorId::CallPositionInvalid,
+                    "`positions`: " + continuation(b, rowCounts[size_t(b)],
                                                    call.positions[size_t(b)],
                                                    false));
     return llvm::Error::success();
@@ -411,32 +431,36 @@ llvm::Error RowCounts::check(const EntryCall &call) const {
                                                                    &call.slots},
           {"lengths", &call.lengths}})
       if (int64_t(values->size()) != call.rows)
-        return fail("`" + field + "`: " + std::to_string(values->size()) +
-                    (values->size() == 1 ? " value" : " values") + " for " +
-                    std::to_string(call.rows) +
-                    (call.rows == 1 ? " row" : " rows") +
-                    " of `tokens`; give one per row");
+        return fail(RuntimeErrorId::CallShapeInvalid,
+                    "`" + field + "`: " + std::to_string(values->size()) +
+                        (values->size() == 1 ? " value" : " values") + " for " +
+                        std::to_string(call.rows) +
+                        (call.rows == 1 ? " row" : " rows") +
+                        " of `tokens`; give one per row");
     for (int64_t m = 0; m < call.rows; ++m) {
       int32_t slot = call.slots[size_t(m)];
       if (slot < 0 || slot >= sizes_.batch)
-        return fail("`slots`: slot " + std::to_string(slot) + " (row " +
-                    std::to_string(m) + ") is not a slot; they are 0 to " +
-                    std::to_string(sizes_.batch - 1) +
-                    " (`Batch` = " + std::to_string(sizes_.batch) + ")");
+        return fail(RuntimeErrorId::CallSlotInvalid,
+                    "`slots`: slot " + std::to_string(slot) + " (row " +
+                        std::to_string(m) + ") is not a slot; they are 0 to " +
+                        std::to_string(sizes_.batch - 1) +
+                        " (`Batch` = " + std::to_string(sizes_.batch) + ")");
       for (int64_t earlier = 0; earlier < m; ++earlier)
         if (call.slots[size_t(earlier)] == slot)
-          return fail("`slots`: slot " + std::to_string(slot) +
-                      " is named by rows " + std::to_string(earlier) + " and " +
-                      std::to_string(m) +
-                      "; the slots of one call are distinct");
+          return fail(RuntimeErrorId::CallSlotInvalid,
+                      "`slots`: slot " + std::to_string(slot) +
+                          " is named by rows " + std::to_string(earlier) +
+                          " and " + std::to_string(m) +
+                          "; the slots of one call are distinct");
     }
     for (int64_t m = 0; m < call.rows; ++m) {
       int32_t length = call.lengths[size_t(m)];
       if (length < 1 || length > call.length)
-        return fail("`lengths`: length " + std::to_string(length) + " (row " +
-                    std::to_string(m) + ") is outside [1, " +
-                    std::to_string(call.length) +
-                    "]; a row holds 1 to S tokens, the rest is padding");
+        return fail(RuntimeErrorId::CallLengthInvalid,
+                    "`lengths`: length " + std::to_string(length) + " (row " +
+                        std::to_string(m) + ") is outside [1, " +
+                        std::to_string(call.length) +
+                        "]; a row holds 1 to S tokens, the rest is padding");
     }
     return llvm::Error::success();
   }
@@ -485,17 +509,20 @@ Session::create(const SessionSizes &sizes, std::vector<ModelParameter> states) {
   std::unique_ptr<Session> session(new Session(sizes));
   for (ModelParameter &state : states) {
     if (state.shape.empty() || state.shape.front() != sizes.batch)
-      return fail("state `" + state.path + "` has type `" + state.typeText() +
-                  "`, whose leading dimension is not the slot (`Batch` = " +
-                  std::to_string(sizes.batch) + ")");
+      return fail(RuntimeErrorId::StateUnsupported,
+                  "state `" + state.path + "` has type `" + state.typeText() +
+                      "`, whose leading dimension is not the slot (`Batch` = " +
+                      std::to_string(sizes.batch) + ")");
     StateBuffer buffer;
     buffer.bytes = state.elementCount() * elementTypeBytes(state.element);
     // aligned_alloc wants a multiple of the alignment.
     uint64_t allocated = (buffer.bytes + 63) / 64 * 64;
     buffer.data = std::aligned_alloc(64, allocated ? allocated : 64);
     if (!buffer.data)
-      return fail("cannot allocate " + std::to_string(buffer.bytes) +
-                  " bytes for state `" + state.path + "`");
+      return fail(RuntimeErrorId::StateAllocationFailed,
+                  "cannot allocate " + formatBytes(buffer.bytes) +
+                      " for state `" + state.path + "` (" + state.typeText() +
+                      ") of the session");
     std::memset(buffer.data, 0, buffer.bytes);
     buffer.state = std::move(state);
     session->buffers.push_back(std::move(buffer));

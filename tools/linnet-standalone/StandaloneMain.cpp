@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Runtime/ModelRun.h"
+#include "linnet/Runtime/RuntimeErrors.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -102,11 +103,13 @@ int main(int argc, char **argv) {
                                   "` compiled by `linnet build` for " + sizes +
                                   "\n");
   if (!bindings.empty())
-    return reportError("--bind: the sizes are fixed when the binary is built "
-                       "(" +
-                       sizes +
-                       "); build again with `linnet build --bind` for "
-                       "others");
+    return reportError(llvm::toString(
+        runtimeError(RuntimeErrorId::RunOptionsInvalid,
+                     "--bind: the sizes are fixed when the binary is built "
+                     "(" +
+                         sizes +
+                         "); build again with `linnet build --bind` for "
+                         "others")));
 
   if (auto config = checkpointConfig(checkpoint); !config)
     return reportError(llvm::toString(config.takeError()));
@@ -137,8 +140,8 @@ int main(int argc, char **argv) {
     for (const LinnetEntry *e = linnet_entries; e->name; ++e)
       if (name == e->name)
         return e->packed;
-    return llvm::createStringError("the binary has no code for entry `" + name +
-                                   "`");
+    return runtimeError(RuntimeErrorId::EntryUnavailable,
+                        "the binary has no code for entry `" + name + "`");
   };
   if (llvm::Error error = (*run)->execute(call))
     return reportError(llvm::toString(std::move(error)));

@@ -13,6 +13,7 @@
 #include "linnet/Basic/Diagnostics.h"
 #include "linnet/Graph/DataflowGraph.h"
 #include "linnet/Runtime/ParameterStore.h"
+#include "linnet/Runtime/RuntimeErrors.h"
 #include "linnet/Sema/Binding.h"
 #include "linnet/Sema/BodyChecker.h"
 #include "linnet/Sema/DeclChecker.h"
@@ -256,6 +257,8 @@ int main(int argc, char **argv) {
   if (listDiagnostics) {
     for (const char *name : allDiagnosticNames())
       llvm::outs() << name << "\n";
+    for (const RuntimeErrorInfo &error : runtimeErrorCatalogue())
+      llvm::outs() << error.id << "\n";
     return 0;
   }
   if (inspectCommand)
