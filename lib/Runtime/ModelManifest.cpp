@@ -8,7 +8,7 @@
 
 #include "linnet/Runtime/ModelManifest.h"
 
-#include "linnet/Runtime/RuntimeErrors.h"
+#include "linnet/Basic/Errors.h"
 
 #include "linnet/Basic/JSON.h"
 #include "linnet/Sema/ConfigConstants.h"
@@ -35,8 +35,8 @@ json::Value parameterToJSON(const ModelParameter &param) {
 }
 
 llvm::Error invalid(const llvm::Twine &what) {
-  return runtimeError(RuntimeErrorId::ManifestInvalid,
-                      "the model manifest is invalid: " + what);
+  return makeError(ErrorId::ManifestInvalid,
+                   "the model manifest is invalid: " + what);
 }
 
 llvm::Expected<std::vector<ModelParameter>>
@@ -162,14 +162,14 @@ llvm::Error ModelManifest::checkConfigAgrees(
   llvm::sys::path::append(path, "config.json");
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
-    return runtimeError(RuntimeErrorId::CheckpointConfigMalformed,
-                        "--checkpoint: cannot read `" + path +
-                            "`: " + buffer.getError().message());
+    return makeError(ErrorId::CheckpointConfigMalformed,
+                     "--checkpoint: cannot read `" + path +
+                         "`: " + buffer.getError().message());
   auto config = parseJSON((*buffer)->getBuffer());
   if (!config)
-    return runtimeError(RuntimeErrorId::CheckpointConfigMalformed,
-                        "`" + path + "` is not valid JSON: " +
-                            llvm::toString(config.takeError()));
+    return makeError(ErrorId::CheckpointConfigMalformed,
+                     "`" + path + "` is not valid JSON: " +
+                         llvm::toString(config.takeError()));
   auto bindingJSON = parseJSON(bindingText);
   if (!bindingJSON)
     return invalid(llvm::toString(bindingJSON.takeError()));
@@ -178,8 +178,8 @@ llvm::Error ModelManifest::checkConfigAgrees(
   const json::Object *rules =
       bindingObject ? bindingObject->getObject("config") : nullptr;
   if (!configObject)
-    return runtimeError(RuntimeErrorId::CheckpointConfigMalformed,
-                        "`" + path + "`: the top level is not an object");
+    return makeError(ErrorId::CheckpointConfigMalformed,
+                     "`" + path + "`: the top level is not an object");
   if (!rules)
     return llvm::Error::success();
   const json::Object *section = configObject;
@@ -217,8 +217,8 @@ llvm::Error ModelManifest::checkConfigAgrees(
         auto text = value->getAsString();
         auto element = text ? elementFromConfig(*text) : std::nullopt;
         if (element != generic.element)
-          return runtimeError(
-              RuntimeErrorId::CheckpointConfigMismatch,
+          return makeError(
+              ErrorId::CheckpointConfigMismatch,
               "`" + path + "` binds `" + generic.name + "` to " +
                   (text ? text->str() : std::string("a non-string")) +
                   " (field `" + name + "`), but this binary was built for " +
@@ -234,21 +234,21 @@ llvm::Error ModelManifest::checkConfigAgrees(
     auto value = evaluateIntegerExpression(*text, fields, &missing);
     if (!value) {
       llvm::consumeError(value.takeError());
-      return runtimeError(RuntimeErrorId::CheckpointConfigMismatch,
-                          "`" + path + "` does not give `" + generic.name +
-                              "` (`" + *text + "`" +
-                              (missing.empty() ? std::string()
-                                               : "; no integer field `" +
-                                                     missing.front() + "`") +
-                              "); this binary was built for " + generic.name +
-                              " = " + std::to_string(generic.size));
+      return makeError(ErrorId::CheckpointConfigMismatch,
+                       "`" + path + "` does not give `" + generic.name +
+                           "` (`" + *text + "`" +
+                           (missing.empty() ? std::string()
+                                            : "; no integer field `" +
+                                                  missing.front() + "`") +
+                           "); this binary was built for " + generic.name +
+                           " = " + std::to_string(generic.size));
     }
     if (*value != generic.size)
-      return runtimeError(RuntimeErrorId::CheckpointConfigMismatch,
-                          "`" + path + "` binds `" + generic.name + "` to " +
-                              std::to_string(*value) + " (`" + *text +
-                              "`), but this binary was built for " +
-                              std::to_string(generic.size));
+      return makeError(ErrorId::CheckpointConfigMismatch,
+                       "`" + path + "` binds `" + generic.name + "` to " +
+                           std::to_string(*value) + " (`" + *text +
+                           "`), but this binary was built for " +
+                           std::to_string(generic.size));
   }
 
   // The numbers the model's source fixes (rope theta, norm epsilons).
@@ -269,11 +269,10 @@ llvm::Error ModelManifest::checkConfigAgrees(
       std::string shown, written;
       llvm::raw_string_ostream(shown) << *constant.value;
       llvm::raw_string_ostream(written) << json::Value(constant.expected);
-      return runtimeError(RuntimeErrorId::CheckpointConfigMismatch,
-                          "`" + path + "`: field `" + constant.field + "` is " +
-                              shown + ", but `" + model + "` is written for " +
-                              written +
-                              "; another value needs a changed model");
+      return makeError(ErrorId::CheckpointConfigMismatch,
+                       "`" + path + "`: field `" + constant.field + "` is " +
+                           shown + ", but `" + model + "` is written for " +
+                           written + "; another value needs a changed model");
     }
   }
   return llvm::Error::success();

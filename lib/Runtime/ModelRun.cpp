@@ -11,9 +11,9 @@
 
 #include "linnet/Runtime/ModelRun.h"
 
+#include "linnet/Basic/Errors.h"
 #include "linnet/Runtime/FloatConversion.h"
 #include "linnet/Runtime/ParameterStore.h"
-#include "linnet/Runtime/RuntimeErrors.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -38,8 +38,8 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-llvm::Error fail(RuntimeErrorId id, const llvm::Twine &message) {
-  return runtimeError(id, message);
+llvm::Error fail(ErrorId id, const llvm::Twine &message) {
+  return makeError(id, message);
 }
 
 /// A memref descriptor in the layout of MLIR's C interface: `{basePtr, data,
@@ -131,7 +131,7 @@ llvm::Error checkFinite(llvm::ArrayRef<int64_t> shape,
     if (shape.size() == 3)
       where += ", position " + std::to_string(index % positions);
     return fail(
-        RuntimeErrorId::NonFiniteLogits,
+        ErrorId::NonFiniteLogits,
         "the logits of " + where + " hold " +
             describeNonFinite(nans, infinities, uint64_t(width)) +
             "; no token is chosen from them (a checkpoint with non-finite "
@@ -152,7 +152,7 @@ llvm::Error checkCalls(llvm::StringRef option, const ModelManifest &manifest,
   for (size_t i = 0; i < calls.size(); ++i) {
     llvm::StringRef name = entryName(calls[i].entry);
     if (!manifest.hasEntry(name))
-      return fail(RuntimeErrorId::EntryUnavailable,
+      return fail(ErrorId::EntryUnavailable,
                   option + ": " + callPrefix(i, calls[i]) + "`entry`: `" +
                       manifest.model + "` has no entry `" + name + "`");
   }
@@ -176,8 +176,8 @@ linnet::checkpointConfig(llvm::StringRef checkpoint) {
   llvm::SmallString<256> config(checkpoint);
   llvm::sys::path::append(config, "config.json");
   if (!llvm::sys::fs::exists(config))
-    return runtimeError(RuntimeErrorId::CheckpointMissing,
-                        "--checkpoint: `" + config + "` does not exist");
+    return makeError(ErrorId::CheckpointMissing,
+                     "--checkpoint: `" + config + "` does not exist");
   return std::string(config);
 }
 
@@ -185,28 +185,28 @@ llvm::Error RunOptions::validate() const {
   if (int(tokens.has_value()) + int(script.has_value()) +
           int(prompt.has_value()) !=
       1)
-    return fail(RuntimeErrorId::RunOptionsInvalid,
+    return fail(ErrorId::RunOptionsInvalid,
                 "give one of --tokens (a stateless entry), --script "
                 "(entry calls against one session) or --prompt-tokens "
                 "with --generate (greedy generation)");
   if (!tokens && entry)
-    return fail(RuntimeErrorId::RunOptionsInvalid,
+    return fail(ErrorId::RunOptionsInvalid,
                 "--entry goes with --tokens; a script names the entry "
                 "of each call, and generation runs `prefill` and "
                 "`decode`");
   if (generate && !prompt)
-    return fail(RuntimeErrorId::RunOptionsInvalid,
+    return fail(ErrorId::RunOptionsInvalid,
                 "--generate needs --prompt-tokens, the ids to start from");
   if (script && out.empty())
-    return fail(RuntimeErrorId::RunOptionsInvalid,
+    return fail(ErrorId::RunOptionsInvalid,
                 "--script needs --out, the folder for each call's "
                 "logits (call_<i>.npy)");
   if (prompt && !generate)
-    return fail(RuntimeErrorId::RunOptionsInvalid,
+    return fail(ErrorId::RunOptionsInvalid,
                 "--prompt-tokens needs --generate N, the number of "
                 "tokens to generate");
   if (prompt && !out.empty())
-    return fail(RuntimeErrorId::RunOptionsInvalid,
+    return fail(ErrorId::RunOptionsInvalid,
                 "--out does not go with --generate, which prints "
                 "the generated ids");
   return llvm::Error::success();
@@ -227,13 +227,13 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   if (options.tokens) {
     std::string entry = options.entry.value_or("forward");
     if (!manifest.hasEntry(entry))
-      return fail(RuntimeErrorId::EntryUnavailable,
+      return fail(ErrorId::EntryUnavailable,
                   "--entry: `" + entry + "` is not an entry of `" +
                       manifest.model +
                       "`; `run` runs `forward` or `next_token`");
     if (entry != "forward" && entry != "next_token")
       return fail(
-          RuntimeErrorId::EntryUnavailable,
+          ErrorId::EntryUnavailable,
           "--entry: `" + entry +
               "` reads and writes the model's state; `--tokens` runs the "
               "stateless entries `forward` and `next_token`, and "
@@ -251,14 +251,14 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   } else if (options.script) {
     auto buffer = llvm::MemoryBuffer::getFile(*options.script);
     if (!buffer)
-      return fail(RuntimeErrorId::ScriptUnreadable,
+      return fail(ErrorId::ScriptUnreadable,
                   "--script: cannot read `" + *options.script +
                       "`: " + buffer.getError().message());
     auto calls = parseScript((*buffer)->getBuffer(), *options.script);
     if (!calls)
       return withContext("--script: ", calls.takeError());
     if (std::error_code ec = llvm::sys::fs::create_directories(options.out))
-      return fail(RuntimeErrorId::OutputUnwritable,
+      return fail(ErrorId::OutputUnwritable,
                   "--out: cannot create the folder `" + options.out +
                       "`: " + ec.message());
     if (llvm::Error error = checkCalls("--script", manifest, *calls))
@@ -267,21 +267,21 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   } else {
     unsigned count = *options.generate;
     if (count == 0)
-      return fail(RuntimeErrorId::RunOptionsInvalid,
+      return fail(ErrorId::RunOptionsInvalid,
                   "--generate: give at least 1 token to generate");
     auto rows =
         parseTokenRows("--prompt-tokens", *options.prompt, sizes->vocab);
     if (!rows)
       return rows.takeError();
     if (rows->size() != 1)
-      return fail(RuntimeErrorId::TokenRowsMalformed,
+      return fail(ErrorId::TokenRowsMalformed,
                   "--prompt-tokens: " + std::to_string(rows->size()) +
                       " rows; give one prompt, ids separated by `,`");
     const std::vector<int32_t> &prompt = rows->front();
     // The last generated token is not fed back.
     int64_t total = int64_t(prompt.size()) + int64_t(count) - 1;
     if (total > sizes->maxSeq)
-      return fail(RuntimeErrorId::CallPositionInvalid,
+      return fail(ErrorId::CallPositionInvalid,
                   "--generate: the prompt's " + std::to_string(prompt.size()) +
                       " tokens and " + std::to_string(count - 1) +
                       " generated ones fed back need " + std::to_string(total) +
@@ -298,7 +298,7 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
     if (llvm::Error error = checkCalls("--prompt-tokens", manifest, {prefill}))
       return std::move(error);
     if (count > 1 && !manifest.hasEntry("decode"))
-      return fail(RuntimeErrorId::EntryUnavailable,
+      return fail(ErrorId::EntryUnavailable,
                   "--generate: `" + manifest.model + "` has no entry `decode`");
   }
   llvm::SetVector<llvm::StringRef> names;
@@ -363,7 +363,7 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
     uint64_t available = availableMemoryBytes();
     if (needed > available)
       return fail(
-          RuntimeErrorId::LogitsTooLarge,
+          ErrorId::LogitsTooLarge,
           "the logits of " + std::to_string(call.rows) + " row(s)" +
               (everyPosition ? " of " + std::to_string(call.length) + " tokens"
                              : std::string()) +
@@ -441,7 +441,7 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
     if (!contiguous) {
       if (!problem)
         problem =
-            fail(RuntimeErrorId::StateUnsupported,
+            fail(ErrorId::StateUnsupported,
                  "`" + name + "` returned state `" + state.state.path +
                      "` in a layout the runtime does not read (a compiler "
                      "bug)");
@@ -584,8 +584,8 @@ linnet::parseTokenRows(llvm::StringRef option, llvm::StringRef text,
   for (size_t r = 0; r < rowTexts.size(); ++r) {
     llvm::StringRef rowText = rowTexts[r].trim();
     if (rowText.empty())
-      return runtimeError(
-          RuntimeErrorId::TokenRowsMalformed,
+      return makeError(
+          ErrorId::TokenRowsMalformed,
           option + ": row " + std::to_string(r) +
               " is empty; give rows of token ids like \"1,2,3;4,5,6\"");
     llvm::SmallVector<llvm::StringRef> ids;
@@ -595,31 +595,31 @@ linnet::parseTokenRows(llvm::StringRef option, llvm::StringRef text,
       int64_t id;
       llvm::StringRef idText = ids[i].trim();
       if (idText.empty())
-        return runtimeError(RuntimeErrorId::TokenRowsMalformed,
-                            option + ": position " + std::to_string(i) +
-                                " of row " + std::to_string(r) +
-                                " is empty; ids are separated by one `,`");
+        return makeError(ErrorId::TokenRowsMalformed,
+                         option + ": position " + std::to_string(i) +
+                             " of row " + std::to_string(r) +
+                             " is empty; ids are separated by one `,`");
       if (idText.getAsInteger(10, id))
-        return runtimeError(RuntimeErrorId::TokenRowsMalformed,
-                            option + ": `" + idText.str() + "` (row " +
-                                std::to_string(r) + ", position " +
-                                std::to_string(i) + ") is not a token id");
+        return makeError(ErrorId::TokenRowsMalformed,
+                         option + ": `" + idText.str() + "` (row " +
+                             std::to_string(r) + ", position " +
+                             std::to_string(i) + ") is not a token id");
       if (id < 0 || id >= vocab)
-        return runtimeError(RuntimeErrorId::TokenOutOfVocabulary,
-                            option + ": token id " + std::to_string(id) +
-                                " (row " + std::to_string(r) + ", position " +
-                                std::to_string(i) +
-                                ") is outside the vocabulary [0, " +
-                                std::to_string(vocab) + ")");
+        return makeError(ErrorId::TokenOutOfVocabulary,
+                         option + ": token id " + std::to_string(id) +
+                             " (row " + std::to_string(r) + ", position " +
+                             std::to_string(i) +
+                             ") is outside the vocabulary [0, " +
+                             std::to_string(vocab) + ")");
       row.push_back(int32_t(id));
     }
     if (!rows.empty() && row.size() != rows.front().size())
-      return runtimeError(RuntimeErrorId::TokenRowsMalformed,
-                          option + ": row " + std::to_string(r) + " has " +
-                              std::to_string(row.size()) +
-                              " tokens but row 0 has " +
-                              std::to_string(rows.front().size()) +
-                              "; every row of a batch has the same length");
+      return makeError(ErrorId::TokenRowsMalformed,
+                       option + ": row " + std::to_string(r) + " has " +
+                           std::to_string(row.size()) +
+                           " tokens but row 0 has " +
+                           std::to_string(rows.front().size()) +
+                           "; every row of a batch has the same length");
     rows.push_back(std::move(row));
   }
   return rows;
@@ -684,8 +684,8 @@ llvm::Error linnet::writeNpy(llvm::StringRef path,
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
   if (ec)
-    return runtimeError(RuntimeErrorId::OutputUnwritable,
-                        "cannot write `" + path.str() + "`: " + ec.message());
+    return makeError(ErrorId::OutputUnwritable,
+                     "cannot write `" + path.str() + "`: " + ec.message());
   os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
      << char(header.size() >> 8) << header;
   os.write(reinterpret_cast<const char *>(values.data()),
@@ -696,9 +696,8 @@ llvm::Error linnet::writeNpy(llvm::StringRef path,
     os.clear_error(); // reported here, not by the stream's destructor
     if (llvm::sys::fs::is_regular_file(path)) // never /dev/full itself
       llvm::sys::fs::remove(path);
-    return runtimeError(RuntimeErrorId::OutputUnwritable,
-                        "cannot write `" + path.str() +
-                            "`: " + error.message());
+    return makeError(ErrorId::OutputUnwritable,
+                     "cannot write `" + path.str() + "`: " + error.message());
   }
   return llvm::Error::success();
 }

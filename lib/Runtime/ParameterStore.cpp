@@ -9,10 +9,10 @@
 
 #include "linnet/Runtime/ParameterStore.h"
 
+#include "linnet/Basic/Errors.h"
 #include "linnet/Basic/JSON.h"
 #include "linnet/Runtime/CheckpointBinding.h"
 #include "linnet/Runtime/FloatConversion.h"
-#include "linnet/Runtime/RuntimeErrors.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -270,18 +270,18 @@ llvm::Error checkConfig(const CheckpointBinding &binding,
     return llvm::Error::success();
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
-    return runtimeError(RuntimeErrorId::CheckpointConfigMalformed,
-                        "cannot read `" + path +
-                            "`: " + buffer.getError().message());
+    return makeError(ErrorId::CheckpointConfigMalformed,
+                     "cannot read `" + path +
+                         "`: " + buffer.getError().message());
   auto config = parseJSON((*buffer)->getBuffer());
   if (!config)
-    return runtimeError(RuntimeErrorId::CheckpointConfigMalformed,
-                        "`" + path + "` is not valid JSON: " +
-                            llvm::toString(config.takeError()));
+    return makeError(ErrorId::CheckpointConfigMalformed,
+                     "`" + path + "` is not valid JSON: " +
+                         llvm::toString(config.takeError()));
   const json::Object *object = config->getAsObject();
   if (!object)
-    return runtimeError(RuntimeErrorId::CheckpointConfigMalformed,
-                        "`" + path + "`: the top level is not an object");
+    return makeError(ErrorId::CheckpointConfigMalformed,
+                     "`" + path + "`: the top level is not an object");
   const json::Object *section = object;
   if (!binding.configSection().empty())
     if (const json::Object *nested = object->getObject(binding.configSection()))
@@ -296,8 +296,7 @@ ParameterStore::load(const Program &program, const BoundModel &model,
                      llvm::StringRef checkpointDir,
                      llvm::raw_ostream &warnings) {
   if (!model.root || !model.root->module)
-    return runtimeError(RuntimeErrorId::ManifestInvalid,
-                        "the model has no root block");
+    return makeError(ErrorId::ManifestInvalid, "the model has no root block");
   llvm::SmallString<256> bindingPath(
       llvm::sys::path::parent_path(model.root->module->path));
   llvm::sys::path::append(bindingPath, "checkpoint_binding.json");
@@ -313,8 +312,8 @@ llvm::Expected<std::unique_ptr<ParameterStore>> ParameterStore::load(
     llvm::StringRef checkpointDir, llvm::raw_ostream &warnings) {
   const CheckpointBinding *binding = &bindingRef;
   if (!llvm::sys::fs::is_directory(checkpointDir))
-    return runtimeError(RuntimeErrorId::CheckpointMissing,
-                        "checkpoint `" + checkpointDir + "` is not a folder");
+    return makeError(ErrorId::CheckpointMissing,
+                     "checkpoint `" + checkpointDir + "` is not a folder");
   if (llvm::Error error = checkConfig(*binding, checkpointDir))
     return std::move(error);
   auto checkpoint = Checkpoint::open(checkpointDir);
@@ -340,9 +339,8 @@ llvm::Expected<std::unique_ptr<ParameterStore>> ParameterStore::load(
   if (!binder.problems.empty()) {
     llvm::Error all = llvm::Error::success();
     for (const std::string &problem : binder.problems)
-      all = llvm::joinErrors(
-          std::move(all),
-          runtimeError(RuntimeErrorId::CheckpointMisfit, problem));
+      all = llvm::joinErrors(std::move(all),
+                             makeError(ErrorId::CheckpointMisfit, problem));
     return std::move(all);
   }
 

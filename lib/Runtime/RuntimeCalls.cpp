@@ -10,7 +10,7 @@
 
 #include "linnet/Runtime/RuntimeCalls.h"
 
-#include "linnet/Runtime/RuntimeErrors.h"
+#include "linnet/Basic/Errors.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -119,26 +119,26 @@ llvm::Error linnet::callGeneratedCode(PackedEntry entry, void **packed) {
   if (setjmp(call.unwind)) {
     currentCall = outer;
     uint64_t held = heldBytes.load() - heldBefore;
-    return runtimeError(RuntimeErrorId::OutOfMemory,
-                        "out of memory: the generated code needed another " +
-                            formatBytes(call.failedBytes) +
-                            " for an intermediate result, with " +
-                            formatBytes(held) +
-                            " already in use by the call and " +
-                            formatBytes(availableMemoryBytes()) +
-                            " left; give a shorter input or fewer rows");
+    return makeError(ErrorId::OutOfMemory,
+                     "out of memory: the generated code needed another " +
+                         formatBytes(call.failedBytes) +
+                         " for an intermediate result, with " +
+                         formatBytes(held) +
+                         " already in use by the call and " +
+                         formatBytes(availableMemoryBytes()) +
+                         " left; give a shorter input or fewer rows");
   }
   indexError.seen = false;
   entry(packed);
   currentCall = outer;
   if (indexError.seen)
-    return runtimeError(RuntimeErrorId::IndexOutOfRange,
-                        llvm::Twine(indexError.site) + " got index " +
-                            llvm::Twine(indexError.index) + " for an axis of " +
-                            llvm::Twine(indexError.bound) +
-                            "; indices must be in [0, " +
-                            llvm::Twine(indexError.bound) +
-                            ") (the call's results are discarded)");
+    return makeError(ErrorId::IndexOutOfRange,
+                     llvm::Twine(indexError.site) + " got index " +
+                         llvm::Twine(indexError.index) + " for an axis of " +
+                         llvm::Twine(indexError.bound) +
+                         "; indices must be in [0, " +
+                         llvm::Twine(indexError.bound) +
+                         ") (the call's results are discarded)");
   return llvm::Error::success();
 }
 

@@ -9,8 +9,8 @@
 
 #include "linnet/Runtime/Session.h"
 
+#include "linnet/Basic/Errors.h"
 #include "linnet/Runtime/RuntimeCalls.h"
-#include "linnet/Runtime/RuntimeErrors.h"
 
 #include "linnet/Basic/JSON.h"
 #include "llvm/ADT/STLExtras.h"
@@ -77,8 +77,8 @@ std::string describe(const json::Value &value) {
   return "a value";
 }
 
-llvm::Error fail(RuntimeErrorId id, const llvm::Twine &message) {
-  return runtimeError(id, message);
+llvm::Error fail(ErrorId id, const llvm::Twine &message) {
+  return makeError(id, message);
 }
 
 /// One call being parsed: errors carry its index, entry and the field.
@@ -92,7 +92,7 @@ struct CallParser {
       where += " (`" + entry + "`)";
     if (!field.empty())
       where += ", `" + field.str() + "`";
-    return fail(RuntimeErrorId::ScriptMalformed, where + ": " + message);
+    return fail(ErrorId::ScriptMalformed, where + ": " + message);
   }
 
   llvm::Expected<int32_t> integer(llvm::StringRef field, const json::Value &v,
@@ -267,24 +267,24 @@ llvm::Expected<std::vector<EntryCall>>
 linnet::parseScript(llvm::StringRef text, llvm::StringRef name) {
   llvm::Expected<json::Value> document = parseJSON(text);
   if (!document)
-    return fail(RuntimeErrorId::ScriptMalformed,
+    return fail(ErrorId::ScriptMalformed,
                 "`" + name + "` is not valid JSON: " +
                     llvm::toString(document.takeError()));
   const json::Object *root = document->getAsObject();
   const json::Array *calls =
       root && root->get("calls") ? root->get("calls")->getAsArray() : nullptr;
   if (!calls)
-    return fail(RuntimeErrorId::ScriptMalformed,
+    return fail(ErrorId::ScriptMalformed,
                 "expected an object with a `calls` array, like {\"calls\": "
                 "[{\"entry\": \"forward\", \"tokens\": [[1, 2]]}]}");
   if (calls->empty())
-    return fail(RuntimeErrorId::ScriptMalformed,
+    return fail(ErrorId::ScriptMalformed,
                 "`calls` is empty; give at least one call");
   for (const auto &field : *root)
     if (field.first != "calls")
-      return fail(RuntimeErrorId::ScriptMalformed,
-                  "unknown field `" + field.first.str() +
-                      "`; a script has only `calls`");
+      return fail(ErrorId::ScriptMalformed, "unknown field `" +
+                                                field.first.str() +
+                                                "`; a script has only `calls`");
   std::vector<EntryCall> result;
   for (size_t i = 0; i < calls->size(); ++i) {
     CallParser parser{i, ""};
@@ -315,7 +315,7 @@ SessionSizes::of(llvm::ArrayRef<BoundGeneric> generics) {
       (sizes.vocab = generic.size), hasVocab = true;
   }
   if (!hasVocab || !hasMaxSeq)
-    return fail(RuntimeErrorId::ManifestInvalid,
+    return fail(ErrorId::ManifestInvalid,
                 "the model has no `" +
                     llvm::Twine(hasVocab ? "MaxSeq" : "Vocab") +
                     "` generic; a session needs `Vocab` and `MaxSeq` (and "
@@ -332,7 +332,7 @@ llvm::Error RowCounts::checkTokens(const EntryCall &call) const {
     for (int64_t i = 0; i < call.length; ++i) {
       int32_t id = call.tokens[size_t(r * call.length + i)];
       if (id < 0 || id >= sizes_.vocab)
-        return fail(RuntimeErrorId::TokenOutOfVocabulary,
+        return fail(ErrorId::TokenOutOfVocabulary,
                     "`tokens`: token id " + std::to_string(id) + " (row " +
                         std::to_string(r) + ", position " + std::to_string(i) +
                         ") is outside the vocabulary [0, " +
@@ -343,7 +343,7 @@ llvm::Error RowCounts::checkTokens(const EntryCall &call) const {
                  call.entry == EntryKind::Decode ||
                  call.entry == EntryKind::DecodeRows;
   if (perSlot && call.rows != sizes_.batch)
-    return fail(RuntimeErrorId::CallShapeInvalid,
+    return fail(ErrorId::CallShapeInvalid,
                 "`tokens`: " + std::to_string(call.rows) +
                     (call.rows == 1 ? " row" : " rows") + ", but `" + name +
                     "` takes one row per slot (`Batch` = " +
@@ -351,11 +351,11 @@ llvm::Error RowCounts::checkTokens(const EntryCall &call) const {
   bool oneToken =
       call.entry == EntryKind::Decode || call.entry == EntryKind::DecodeRows;
   if (oneToken && call.length != 1)
-    return fail(RuntimeErrorId::CallShapeInvalid,
+    return fail(ErrorId::CallShapeInvalid,
                 "`tokens`: rows of " + std::to_string(call.length) +
                     " tokens, but `" + name + "` takes one token per row");
   if (call.entry == EntryKind::PrefillSlots && call.length > sizes_.maxSeq)
-    return fail(RuntimeErrorId::CallShapeInvalid,
+    return fail(ErrorId::CallShapeInvalid,
                 "`tokens`: rows of " + std::to_string(call.length) +
                     " tokens do not fit the cache (`MaxSeq` = " +
                     std::to_string(sizes_.maxSeq) + ")");
@@ -374,12 +374,12 @@ llvm::Error RowCounts::check(const EntryCall &call) const {
   case EntryKind::Decode: {
     bool prefill = call.entry == EntryKind::Prefill;
     if (call.pos < 0)
-      return fail(RuntimeErrorId::CallPositionInvalid,
-                  "`pos`: position " + std::to_string(call.pos) +
-                      " is negative");
+      return fail(ErrorId::CallPositionInvalid, "`pos`: position " +
+                                                    std::to_string(call.pos) +
+                                                    " is negative");
     int64_t last = int64_t(call.pos) + call.length - 1;
     if (last >= sizes_.maxSeq)
-      return fail(RuntimeErrorId::CallPositionInvalid,
+      return fail(ErrorId::CallPositionInvalid,
                   "`pos`: " +
                       (call.length == 1
                            ? "position " + std::to_string(last) + " is"
@@ -391,7 +391,7 @@ llvm::Error RowCounts::check(const EntryCall &call) const {
       return llvm::Error::success();
     for (int64_t b = 0; b < sizes_.batch; ++b)
       if (rowCounts[size_t(b)] != call.pos)
-        return fail(RuntimeErrorId::CallPositionInvalid,
+        return fail(ErrorId::CallPositionInvalid,
                     "`pos`: " + continuation(b, rowCounts[size_t(b)], call.pos,
                                              prefill));
     return llvm::Error::success();
@@ -399,7 +399,7 @@ llvm::Error RowCounts::check(const EntryCall &call) const {
   case EntryKind::DecodeRows: {
     if (int64_t(call.positions.size()) != sizes_.batch)
       return fail(
-          RuntimeErrorId::CallShapeInvalid,
+          ErrorId::CallShapeInvalid,
           "`positions`: " + std::to_string(call.positions.size()) +
               (call.positions.size() == 1 ? " position" : " positions") +
               ", but `decode_rows` takes one per slot "
@@ -408,18 +408,18 @@ llvm::Error RowCounts::check(const EntryCall &call) const {
     for (int64_t b = 0; b < sizes_.batch; ++b) {
       int32_t position = call.positions[size_t(b)];
       if (position < 0)
-        return fail(RuntimeErrorId::CallPositionInvalid,
+        return fail(ErrorId::CallPositionInvalid,
                     "`positions`: position " + std::to_string(position) +
                         " (row " + std::to_string(b) + ") is negative");
       if (position >= sizes_.maxSeq)
-        return fail(RuntimeErrorId::CallPositionInvalid,
+        return fail(ErrorId::CallPositionInvalid,
                     "`positions`: position " + std::to_string(position) +
                         " (row " + std::to_string(b) +
                         ") is past the end of the cache " + maxSeq);
     }
     for (int64_t b = 0; b < sizes_.batch; ++b)
       if (rowCounts[size_t(b)] != call.positions[size_t(b)])
-        return fail(RuntimeErrorId::CallPositionInvalid,
+        return fail(ErrorId::CallPositionInvalid,
                     "`positions`: " + continuation(b, rowCounts[size_t(b)],
                                                    call.positions[size_t(b)],
                                                    false));
@@ -431,7 +431,7 @@ llvm::Error RowCounts::check(const EntryCall &call) const {
                                                                    &call.slots},
           {"lengths", &call.lengths}})
       if (int64_t(values->size()) != call.rows)
-        return fail(RuntimeErrorId::CallShapeInvalid,
+        return fail(ErrorId::CallShapeInvalid,
                     "`" + field + "`: " + std::to_string(values->size()) +
                         (values->size() == 1 ? " value" : " values") + " for " +
                         std::to_string(call.rows) +
@@ -440,14 +440,14 @@ llvm::Error RowCounts::check(const EntryCall &call) const {
     for (int64_t m = 0; m < call.rows; ++m) {
       int32_t slot = call.slots[size_t(m)];
       if (slot < 0 || slot >= sizes_.batch)
-        return fail(RuntimeErrorId::CallSlotInvalid,
+        return fail(ErrorId::CallSlotInvalid,
                     "`slots`: slot " + std::to_string(slot) + " (row " +
                         std::to_string(m) + ") is not a slot; they are 0 to " +
                         std::to_string(sizes_.batch - 1) +
                         " (`Batch` = " + std::to_string(sizes_.batch) + ")");
       for (int64_t earlier = 0; earlier < m; ++earlier)
         if (call.slots[size_t(earlier)] == slot)
-          return fail(RuntimeErrorId::CallSlotInvalid,
+          return fail(ErrorId::CallSlotInvalid,
                       "`slots`: slot " + std::to_string(slot) +
                           " is named by rows " + std::to_string(earlier) +
                           " and " + std::to_string(m) +
@@ -456,7 +456,7 @@ llvm::Error RowCounts::check(const EntryCall &call) const {
     for (int64_t m = 0; m < call.rows; ++m) {
       int32_t length = call.lengths[size_t(m)];
       if (length < 1 || length > call.length)
-        return fail(RuntimeErrorId::CallLengthInvalid,
+        return fail(ErrorId::CallLengthInvalid,
                     "`lengths`: length " + std::to_string(length) + " (row " +
                         std::to_string(m) + ") is outside [1, " +
                         std::to_string(call.length) +
@@ -509,7 +509,7 @@ Session::create(const SessionSizes &sizes, std::vector<ModelParameter> states) {
   std::unique_ptr<Session> session(new Session(sizes));
   for (ModelParameter &state : states) {
     if (state.shape.empty() || state.shape.front() != sizes.batch)
-      return fail(RuntimeErrorId::StateUnsupported,
+      return fail(ErrorId::StateUnsupported,
                   "state `" + state.path + "` has type `" + state.typeText() +
                       "`, whose leading dimension is not the slot (`Batch` = " +
                       std::to_string(sizes.batch) + ")");
@@ -519,7 +519,7 @@ Session::create(const SessionSizes &sizes, std::vector<ModelParameter> states) {
     uint64_t allocated = (buffer.bytes + 63) / 64 * 64;
     buffer.data = std::aligned_alloc(64, allocated ? allocated : 64);
     if (!buffer.data)
-      return fail(RuntimeErrorId::StateAllocationFailed,
+      return fail(ErrorId::StateAllocationFailed,
                   "cannot allocate " + formatBytes(buffer.bytes) +
                       " for state `" + state.path + "` (" + state.typeText() +
                       ") of the session");

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "linnet/Basic/Errors.h"
 #include "linnet/Runtime/ModelRun.h"
-#include "linnet/Runtime/RuntimeErrors.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -104,12 +104,12 @@ int main(int argc, char **argv) {
                                   "\n");
   if (!bindings.empty())
     return reportError(llvm::toString(
-        runtimeError(RuntimeErrorId::RunOptionsInvalid,
-                     "--bind: the sizes are fixed when the binary is built "
-                     "(" +
-                         sizes +
-                         "); build again with `linnet build --bind` for "
-                         "others")));
+        makeError(ErrorId::RunOptionsInvalid,
+                  "--bind: the sizes are fixed when the binary is built "
+                  "(" +
+                      sizes +
+                      "); build again with `linnet build --bind` for "
+                      "others")));
 
   if (auto config = checkpointConfig(checkpoint); !config)
     return reportError(llvm::toString(config.takeError()));
@@ -140,8 +140,8 @@ int main(int argc, char **argv) {
     for (const LinnetEntry *e = linnet_entries; e->name; ++e)
       if (name == e->name)
         return e->packed;
-    return runtimeError(RuntimeErrorId::EntryUnavailable,
-                        "the binary has no code for entry `" + name + "`");
+    return makeError(ErrorId::EntryUnavailable,
+                     "the binary has no code for entry `" + name + "`");
   };
   if (llvm::Error error = (*run)->execute(call))
     return reportError(llvm::toString(std::move(error)));

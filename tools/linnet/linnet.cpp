@@ -11,9 +11,9 @@
 #include "Driver.h"
 
 #include "linnet/Basic/Diagnostics.h"
+#include "linnet/Basic/Errors.h"
 #include "linnet/Graph/DataflowGraph.h"
 #include "linnet/Runtime/ParameterStore.h"
-#include "linnet/Runtime/RuntimeErrors.h"
 #include "linnet/Sema/Binding.h"
 #include "linnet/Sema/BodyChecker.h"
 #include "linnet/Sema/DeclChecker.h"
@@ -81,7 +81,8 @@ cl::opt<std::string> outputPath("o",
                                 cl::value_desc("file"), cl::sub(graphCommand));
 
 cl::opt<bool> listDiagnostics("list-diagnostics",
-                              cl::desc("Print every diagnostic ID and exit"),
+                              cl::desc("Print every diagnostic and error ID "
+                                       "and exit"),
                               cl::Hidden);
 
 int runInspect(const char *argv0) {
@@ -257,8 +258,8 @@ int main(int argc, char **argv) {
   if (listDiagnostics) {
     for (const char *name : allDiagnosticNames())
       llvm::outs() << name << "\n";
-    for (const RuntimeErrorInfo &error : runtimeErrorCatalogue())
-      llvm::outs() << error.id << "\n";
+    for (const ErrorKind &error : errorCatalogue())
+      llvm::outs() << error.id << (error.internal ? " (internal)" : "") << "\n";
     return 0;
   }
   if (inspectCommand)

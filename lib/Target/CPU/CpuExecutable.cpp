@@ -8,6 +8,8 @@
 
 #include "linnet/Target/CPU/CpuExecutable.h"
 
+#include "linnet/Basic/Errors.h"
+
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -109,10 +111,11 @@ llvm::Expected<std::string> findOpenMPRuntime() {
   candidates.push_back("/usr/lib/x86_64-linux-gnu/libomp.so.5");
   if (std::optional<std::string> found = firstExisting(candidates))
     return *found;
-  return llvm::createStringError(
+  return makeError(
+      ErrorId::OpenMPRuntimeMissing,
       "the OpenMP runtime was not found (looked at $LINNET_LIBOMP, " +
-      llvmLibraryPath("libomp.so") +
-      ", /usr/lib/x86_64-linux-gnu/libomp.so.5); install libomp-22-dev");
+          llvmLibraryPath("libomp.so") +
+          ", /usr/lib/x86_64-linux-gnu/libomp.so.5); install libomp-22-dev");
 }
 
 //===----------------------------------------------------------------------===//

@@ -13,6 +13,8 @@
 
 #include "linnet/Target/CPU/CpuExecutable.h"
 
+#include "linnet/Basic/Errors.h"
+
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -95,14 +97,14 @@ llvm::Error checkObjectCpu(llvm::StringRef cpu) {
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
-    return llvm::createStringError("no LLVM target for " + triple.str() + ": " +
-                                   error);
+    return makeError(ErrorId::TargetFailed,
+                     "no LLVM target for " + triple.str() + ": " + error);
   std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
       target->createMCSubtargetInfo(triple, "", ""));
   if (!subtarget || !subtarget->isCPUStringValid(cpu))
-    return llvm::createStringError("`" + cpu +
-                                   "` is not a CPU LLVM knows for " +
-                                   triple.str() + " (for example `x86-64-v3`)");
+    return makeError(ErrorId::CpuUnknown,
+                     "`" + cpu + "` is not a CPU LLVM knows for " +
+                         triple.str() + " (for example `x86-64-v3`)");
   return llvm::Error::success();
 }
 
@@ -119,8 +121,9 @@ llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext);
   if (!llvmModule)
-    return llvm::createStringError("cannot translate the CPU module to LLVM IR "
-                                   "(is it at CpuStage::LLVM?)");
+    return makeError(ErrorId::TargetFailed,
+                     "cannot translate the CPU module to LLVM IR "
+                     "(is it at CpuStage::LLVM?)");
 
   addPackedWrappers(*llvmModule);
 
@@ -129,14 +132,14 @@ llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
-    return llvm::createStringError("no LLVM target for " + triple.str() + ": " +
-                                   error);
+    return makeError(ErrorId::TargetFailed,
+                     "no LLVM target for " + triple.str() + ": " + error);
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, cpu, /*Features=*/"", llvm::TargetOptions(), llvm::Reloc::PIC_,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
-    return llvm::createStringError("cannot create a target machine for " +
-                                   cpu.str());
+    return makeError(ErrorId::TargetFailed,
+                     "cannot create a target machine for " + cpu.str());
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   machine.get());
   if (llvm::Error optimizeError = makeOptimizingTransformer(
@@ -146,11 +149,13 @@ llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
   std::error_code ec;
   llvm::ToolOutputFile output(path, ec, llvm::sys::fs::OF_None);
   if (ec)
-    return llvm::createStringError(ec, "cannot open " + path.str());
+    return makeError(ErrorId::TargetFailed,
+                     "cannot open " + path.str() + ": " + ec.message());
   llvm::legacy::PassManager codegen;
   if (machine->addPassesToEmitFile(codegen, output.os(), nullptr,
                                    llvm::CodeGenFileType::ObjectFile))
-    return llvm::createStringError("the target cannot emit object files");
+    return makeError(ErrorId::TargetFailed,
+                     "the target cannot emit object files");
   codegen.run(*llvmModule);
   output.keep();
   return llvm::Error::success();
