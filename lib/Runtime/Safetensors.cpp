@@ -15,6 +15,7 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <set>
 
 using namespace linnet;
 namespace json = llvm::json;
@@ -208,30 +209,39 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
   return file;
 }
 
+llvm::Expected<std::vector<std::string>>
+linnet::parseShardIndex(llvm::StringRef text, llvm::StringRef path) {
+  auto parsed = parseJSON(text);
+  if (!parsed)
+    return fail(path, "not valid JSON: " + llvm::toString(parsed.takeError()));
+  const json::Object *map = parsed->getAsObject()
+                                ? parsed->getAsObject()->getObject("weight_map")
+                                : nullptr;
+  if (!map)
+    return fail(path, "no object `weight_map`");
+  std::set<std::string> shards;
+  for (const auto &[tensor, shard] : *map) {
+    auto shardName = shard.getAsString();
+    if (!shardName || shardName->empty() || *shardName == "." ||
+        *shardName == ".." || shardName->contains('/') ||
+        shardName->contains('\\'))
+      return fail(path, "tensor `" + tensor.str() +
+                            "` names no shard file in the folder");
+    shards.insert(shardName->str());
+  }
+  return std::vector<std::string>(shards.begin(), shards.end());
+}
+
 llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef folder) {
   Checkpoint checkpoint;
   llvm::SmallString<256> index(folder);
   llvm::sys::path::append(index, "model.safetensors.index.json");
   std::vector<std::string> shards;
   if (auto buffer = llvm::MemoryBuffer::getFile(index, /*IsText=*/true)) {
-    auto parsed = parseJSON((*buffer)->getBuffer());
-    if (!parsed)
-      return fail(index,
-                  "not valid JSON: " + llvm::toString(parsed.takeError()));
-    const json::Object *map =
-        parsed->getAsObject() ? parsed->getAsObject()->getObject("weight_map")
-                              : nullptr;
-    if (!map)
-      return fail(index, "no object `weight_map`");
-    for (const auto &[tensor, shard] : *map) {
-      auto shardName = shard.getAsString();
-      if (!shardName || shardName->contains('/') || shardName->contains('\\'))
-        return fail(index, "tensor `" + tensor.str() +
-                               "` names no shard file in the folder");
-      if (std::find(shards.begin(), shards.end(), *shardName) == shards.end())
-        shards.push_back(shardName->str());
-    }
-    std::sort(shards.begin(), shards.end());
+    auto named = parseShardIndex((*buffer)->getBuffer(), index);
+    if (!named)
+      return named.takeError();
+    shards = std::move(*named);
   } else {
     shards.push_back("model.safetensors");
   }
