@@ -164,12 +164,14 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
     view.name = tensorName.str();
     view.dtype = *dtype;
     view.file = name.str();
-    uint64_t elements = 1;
+    // The running product is checked at every step (as elementCount
+    // computes it), so that a zero after huge sizes cannot hide an overflow.
+    int64_t elements = 1;
     for (const json::Value &dim : *shape) {
       auto size = dim.getAsInteger();
       if (!size || *size < 0)
         return where("the shape holds something other than sizes");
-      if (__builtin_mul_overflow(elements, uint64_t(*size), &elements))
+      if (__builtin_mul_overflow(elements, *size, &elements))
         return where("the shape's element count overflows");
       view.shape.push_back(*size);
     }
@@ -184,8 +186,8 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
                    llvm::Twine(*end) + ") runs past the end of the data (" +
                    llvm::Twine(data.size()) + " bytes)");
     uint64_t expected;
-    if (__builtin_mul_overflow(elements, uint64_t(tensorDTypeBytes(*dtype)),
-                               &expected) ||
+    if (__builtin_mul_overflow(uint64_t(elements),
+                               uint64_t(tensorDTypeBytes(*dtype)), &expected) ||
         expected != uint64_t(*end - *begin))
       return where("holds " + llvm::Twine(*end - *begin) +
                    " bytes, but its shape and dtype need " +
