@@ -590,16 +590,21 @@ CheckpointBinding::configFieldsFor(
         }
         samples[x] = *sample;
       }
+      // Any step may overflow 64 bits (negating the smallest integer too).
+      auto subtract = [](const Rational &a,
+                         const Rational &b) -> std::optional<Rational> {
+        auto negated = b.negate();
+        return negated ? a.add(*negated) : std::nullopt;
+      };
       std::optional<Rational> slope, slope2, offset, solution;
       if (ok) {
-        slope = samples[1].add(*samples[0].negate());
-        slope2 = samples[2].add(*samples[1].negate());
+        slope = subtract(samples[1], samples[0]);
+        slope2 = subtract(samples[2], samples[1]);
         ok = slope && slope2 && *slope == *slope2 && !slope->isZero();
       }
       if (ok) {
-        offset = samples[0].add(*slope->negate()); // f(0)
-        auto rest = offset ? Rational(want).add(*offset->negate())
-                           : std::optional<Rational>();
+        offset = subtract(samples[0], *slope); // f(0)
+        auto rest = offset ? subtract(Rational(want), *offset) : std::nullopt;
         solution = rest ? rest->divide(*slope) : std::nullopt;
       }
       if (!ok || !solution || !solution->isInteger() ||
