@@ -7,11 +7,14 @@
 #      a sanitizer report anywhere, even under `not`, fails the run;
 #   3. every fuzz target for LINNET_FUZZ_SECONDS (default 30) from its seed
 #      corpus, each run counted as one test.
-# A line per part, then the last line reports the passed and failed counts
-# of all of them; any failure makes the exit status non-zero.
+# A line per part with its wall time, then the last line reports the passed
+# and failed counts of all of them; any failure makes the exit status
+# non-zero.
 set -uo pipefail
 top="$(cd "$(dirname "$0")/../.." && pwd)"
+start=$SECONDS
 "$top/tools/scripts/setup-machine.sh" || { echo "tests: passed 0, failed 1 (build failed)"; exit 1; }
+echo "build: $((SECONDS - start)) s"
 build="${LINNET_BUILD_DIR:-$top/build}"
 fuzz_build="${LINNET_FUZZ_BUILD_DIR:-$top/build-fuzz}"
 export LINNET_FUZZ_BUILD_DIR="$fuzz_build"
@@ -23,7 +26,7 @@ failed=0
 lit_run() {
   local name="$1"
   shift
-  local log
+  local log start=$SECONDS
   log="$(mktemp)"
   /usr/lib/llvm-22/bin/lit -sv "$@" | tee "$log"
   local status=${PIPESTATUS[0]}
@@ -40,14 +43,16 @@ lit_run() {
     bad=1
   fi
   rm -f "$log"
-  echo "$name: passed ${ok:-0}, failed $bad"
+  echo "$name: passed ${ok:-0}, failed $bad ($((SECONDS - start)) s)"
   passed=$((passed + ${ok:-0}))
   failed=$((failed + bad))
 }
 
 lit_run "lit" "$build/test" "$build/test/unit"
 
+start=$SECONDS
 if "$top/test/fuzz/run-fuzzer.sh" --build; then
+  echo "sanitized build: $((SECONDS - start)) s"
   reports="$fuzz_build/sanitizer-reports"
   rm -rf "$reports"
   lit_run "lit (ASan + UBSan)" "$fuzz_build/test"
@@ -62,11 +67,12 @@ if "$top/test/fuzz/run-fuzzer.sh" --build; then
 
   fuzz_ok=0
   fuzz_bad=0
+  start=$SECONDS
   while read -r target _; do
     log="$fuzz_build/fuzz-$target.log"
-    if "$top/test/fuzz/run-fuzzer.sh" "$target" "$seconds" >"$log" 2>&1; then
+    if "$top/test/fuzz/run-fuzzer.sh" "$target" "$seconds" </dev/null >"$log" 2>&1; then
       fuzz_ok=$((fuzz_ok + 1))
-      echo "fuzz $target: ${seconds}s, $(grep -E '^#[0-9]+: cov:' "$log" | tail -n 1 |
+      echo "fuzz $target: ${seconds} s, $(grep -E '^#[0-9]+: cov:' "$log" | tail -n 1 |
         sed -E 's/^#([0-9]+): cov: ([0-9]+) ft: [0-9]+ corp: ([0-9]+).*/\1 runs, cov \2, corpus \3/')"
     else
       fuzz_bad=$((fuzz_bad + 1))
@@ -74,7 +80,7 @@ if "$top/test/fuzz/run-fuzzer.sh" --build; then
       tail -n 60 "$log"
     fi
   done < <("$top/test/fuzz/run-fuzzer.sh" --list)
-  echo "fuzz: passed $fuzz_ok, failed $fuzz_bad"
+  echo "fuzz: passed $fuzz_ok, failed $fuzz_bad ($((SECONDS - start)) s)"
   passed=$((passed + fuzz_ok))
   failed=$((failed + fuzz_bad))
 else
