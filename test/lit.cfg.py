@@ -16,3 +16,21 @@ config.substitutions.append(("%linnet_src", config.linnet_source_dir))
 config.substitutions.append(("%python", "python3"))
 # Debian's python3, which has Debian's numpy (a pyenv `python3` on PATH may not).
 config.substitutions.append(("%refpython", "/usr/bin/python3"))
+
+# The fuzz build (build-fuzz/, LINNET_ENABLE_FUZZER=ON): every linnet library
+# and tool carries ASan and UBSan. A report aborts the process, so that a
+# test expecting failure (`not linnet ...`) still fails on it, and is also
+# written to sanitizer-reports/ in the build folder, which run-tests.sh
+# checks after lit: a report under `not` or in a binary made by `linnet
+# build` fails the run even when its test passed. LeakSanitizer is on and
+# needs no suppressions (LLVM's and MLIR's globals are reachable at exit).
+if config.linnet_sanitized:
+    config.available_features.add("sanitized")
+    config.available_features.add("fuzzer")
+    reports = os.path.join(os.path.dirname(config.linnet_tools_dir), "sanitizer-reports")
+    os.makedirs(reports, exist_ok=True)
+    log = "log_path=" + os.path.join(reports, "report")
+    config.environment["ASAN_OPTIONS"] = ":".join(
+        ["abort_on_error=1", "detect_leaks=1", log])
+    config.environment["UBSAN_OPTIONS"] = ":".join(
+        ["print_stacktrace=1", "halt_on_error=1", "abort_on_error=1", log])

@@ -103,40 +103,53 @@ llvm::Expected<NamePattern> NamePattern::parse(llvm::StringRef text) {
   return pattern;
 }
 
-bool NamePattern::matchFrom(
-    size_t segment, llvm::ArrayRef<llvm::StringRef> parts,
-    std::map<std::string, std::string> &captures) const {
+bool NamePattern::matchFrom(size_t segment, size_t part,
+                            llvm::ArrayRef<llvm::StringRef> parts,
+                            std::map<std::string, llvm::StringRef> &captures,
+                            std::vector<bool> &failed) const {
   if (segment == segments.size())
-    return parts.empty();
-  if (parts.empty())
+    return part == parts.size();
+  if (part == parts.size())
+    return false;
+  size_t key = segment * (parts.size() + 1) + part;
+  if (failed[key])
     return false;
   const Segment &current = segments[segment];
+  bool matched = false;
   if (!current.capture) {
-    return parts.front() == current.text &&
-           matchFrom(segment + 1, parts.drop_front(), captures);
+    matched = parts[part] == current.text &&
+              matchFrom(segment + 1, part + 1, parts, captures, failed);
+  } else if (!current.many) {
+    captures[current.text] = parts[part];
+    matched = matchFrom(segment + 1, part + 1, parts, captures, failed);
+  } else {
+    // Shortest first, so that later literals anchor as early as they can.
+    // The parts are slices of one name, so parts [part, end) joined by `.`
+    // are the text from the first's start to the last's end.
+    const char *start = parts[part].data();
+    for (size_t end = part + 1; end <= parts.size() && !matched; ++end) {
+      captures[current.text] =
+          llvm::StringRef(start, parts[end - 1].end() - start);
+      matched = matchFrom(segment + 1, end, parts, captures, failed);
+    }
   }
-  if (!current.many) {
-    captures[current.text] = parts.front().str();
-    return matchFrom(segment + 1, parts.drop_front(), captures);
-  }
-  // Shortest first, so that later literals anchor as early as they can.
-  for (size_t count = 1; count <= parts.size(); ++count) {
-    std::string text = llvm::join(parts.take_front(count), ".");
-    captures[current.text] = text;
-    if (matchFrom(segment + 1, parts.drop_front(count), captures))
-      return true;
-  }
-  return false;
+  if (!matched)
+    failed[key] = true;
+  return matched;
 }
 
 std::optional<std::map<std::string, std::string>>
 NamePattern::match(llvm::StringRef name) const {
   llvm::SmallVector<llvm::StringRef> parts;
   name.split(parts, '.');
-  std::map<std::string, std::string> captures;
-  if (!matchFrom(0, parts, captures))
+  std::map<std::string, llvm::StringRef> captures;
+  std::vector<bool> failed((segments.size() + 1) * (parts.size() + 1));
+  if (!matchFrom(0, 0, parts, captures, failed))
     return std::nullopt;
-  return captures;
+  std::map<std::string, std::string> texts;
+  for (const auto &[capture, text] : captures)
+    texts[capture] = text.str();
+  return texts;
 }
 
 llvm::Expected<std::string>
@@ -386,6 +399,12 @@ CheckpointBinding::checkpointName(llvm::StringRef linnetPath) const {
       return llvm::createStringError(
           "checkpoint binding `" + file + "`: renaming `" + name + "` by `" +
           rename.from.text() + "`: " + llvm::toString(expanded.takeError()));
+    if (expanded->size() > kMaxCheckpointNameBytes)
+      return llvm::createStringError(
+          "checkpoint binding `" + file + "`: renaming `" + name + "` by `" +
+          rename.from.text() + "` gives a name of " +
+          std::to_string(expanded->size()) + " bytes, more than the " +
+          std::to_string(kMaxCheckpointNameBytes) + " a tensor name may have");
     name = std::move(*expanded);
   }
   return name;
@@ -571,16 +590,21 @@ CheckpointBinding::configFieldsFor(
         }
         samples[x] = *sample;
       }
+      // Any step may overflow 64 bits (negating the smallest integer too).
+      auto subtract = [](const Rational &a,
+                         const Rational &b) -> std::optional<Rational> {
+        auto negated = b.negate();
+        return negated ? a.add(*negated) : std::nullopt;
+      };
       std::optional<Rational> slope, slope2, offset, solution;
       if (ok) {
-        slope = samples[1].add(*samples[0].negate());
-        slope2 = samples[2].add(*samples[1].negate());
+        slope = subtract(samples[1], samples[0]);
+        slope2 = subtract(samples[2], samples[1]);
         ok = slope && slope2 && *slope == *slope2 && !slope->isZero();
       }
       if (ok) {
-        offset = samples[0].add(*slope->negate()); // f(0)
-        auto rest = offset ? Rational(want).add(*offset->negate())
-                           : std::optional<Rational>();
+        offset = subtract(samples[0], *slope); // f(0)
+        auto rest = offset ? subtract(Rational(want), *offset) : std::nullopt;
         solution = rest ? rest->divide(*slope) : std::nullopt;
       }
       if (!ok || !solution || !solution->isInteger() ||

@@ -15,6 +15,7 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <set>
 
 using namespace linnet;
 namespace json = llvm::json;
@@ -163,12 +164,14 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
     view.name = tensorName.str();
     view.dtype = *dtype;
     view.file = name.str();
-    uint64_t elements = 1;
+    // The running product is checked at every step (as elementCount
+    // computes it), so that a zero after huge sizes cannot hide an overflow.
+    int64_t elements = 1;
     for (const json::Value &dim : *shape) {
       auto size = dim.getAsInteger();
       if (!size || *size < 0)
         return where("the shape holds something other than sizes");
-      if (__builtin_mul_overflow(elements, uint64_t(*size), &elements))
+      if (__builtin_mul_overflow(elements, *size, &elements))
         return where("the shape's element count overflows");
       view.shape.push_back(*size);
     }
@@ -183,8 +186,8 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
                    llvm::Twine(*end) + ") runs past the end of the data (" +
                    llvm::Twine(data.size()) + " bytes)");
     uint64_t expected;
-    if (__builtin_mul_overflow(elements, uint64_t(tensorDTypeBytes(*dtype)),
-                               &expected) ||
+    if (__builtin_mul_overflow(uint64_t(elements),
+                               uint64_t(tensorDTypeBytes(*dtype)), &expected) ||
         expected != uint64_t(*end - *begin))
       return where("holds " + llvm::Twine(*end - *begin) +
                    " bytes, but its shape and dtype need " +
@@ -208,30 +211,39 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
   return file;
 }
 
+llvm::Expected<std::vector<std::string>>
+linnet::parseShardIndex(llvm::StringRef text, llvm::StringRef path) {
+  auto parsed = parseJSON(text);
+  if (!parsed)
+    return fail(path, "not valid JSON: " + llvm::toString(parsed.takeError()));
+  const json::Object *map = parsed->getAsObject()
+                                ? parsed->getAsObject()->getObject("weight_map")
+                                : nullptr;
+  if (!map)
+    return fail(path, "no object `weight_map`");
+  std::set<std::string> shards;
+  for (const auto &[tensor, shard] : *map) {
+    auto shardName = shard.getAsString();
+    if (!shardName || shardName->empty() || *shardName == "." ||
+        *shardName == ".." || shardName->contains('/') ||
+        shardName->contains('\\'))
+      return fail(path, "tensor `" + tensor.str() +
+                            "` names no shard file in the folder");
+    shards.insert(shardName->str());
+  }
+  return std::vector<std::string>(shards.begin(), shards.end());
+}
+
 llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef folder) {
   Checkpoint checkpoint;
   llvm::SmallString<256> index(folder);
   llvm::sys::path::append(index, "model.safetensors.index.json");
   std::vector<std::string> shards;
   if (auto buffer = llvm::MemoryBuffer::getFile(index, /*IsText=*/true)) {
-    auto parsed = parseJSON((*buffer)->getBuffer());
-    if (!parsed)
-      return fail(index,
-                  "not valid JSON: " + llvm::toString(parsed.takeError()));
-    const json::Object *map =
-        parsed->getAsObject() ? parsed->getAsObject()->getObject("weight_map")
-                              : nullptr;
-    if (!map)
-      return fail(index, "no object `weight_map`");
-    for (const auto &[tensor, shard] : *map) {
-      auto shardName = shard.getAsString();
-      if (!shardName || shardName->contains('/') || shardName->contains('\\'))
-        return fail(index, "tensor `" + tensor.str() +
-                               "` names no shard file in the folder");
-      if (std::find(shards.begin(), shards.end(), *shardName) == shards.end())
-        shards.push_back(shardName->str());
-    }
-    std::sort(shards.begin(), shards.end());
+    auto named = parseShardIndex((*buffer)->getBuffer(), index);
+    if (!named)
+      return named.takeError();
+    shards = std::move(*named);
   } else {
     shards.push_back("model.safetensors");
   }

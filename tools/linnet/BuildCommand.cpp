@@ -183,6 +183,11 @@ int linnet::driver::runBuild(const char *argv0) {
   // without AVX512-BF16, and Debian 12's libgcc lacks it: compiler-rt's
   // builtins (linked statically) provide it; libgcc stays the unwinder.
   args.insert(args.begin() + 1, {"--rtlib=compiler-rt", "--unwindlib=libgcc"});
+#ifdef LINNET_SANITIZED
+  // This linnet and its liblinnet-standalone.a carry ASan and UBSan (the
+  // fuzz build): the binary links their runtimes too.
+  args.insert(args.begin() + 1, "-fsanitize=address,undefined");
+#endif
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   if (buildVerbose) {
     for (const std::string &arg : args)

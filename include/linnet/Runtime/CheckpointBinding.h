@@ -43,8 +43,14 @@ private:
     bool capture = false;
     bool many = false;
   };
-  bool matchFrom(size_t segment, llvm::ArrayRef<llvm::StringRef> parts,
-                 std::map<std::string, std::string> &captures) const;
+  /// Matches segments from `segment` on against the parts from `part` on.
+  /// Whether a (segment, part) pair matches does not depend on the
+  /// captures, so the pairs that failed are remembered in `failed`: with
+  /// several `{x*}` a long name would otherwise take exponential time.
+  bool matchFrom(size_t segment, size_t part,
+                 llvm::ArrayRef<llvm::StringRef> parts,
+                 std::map<std::string, llvm::StringRef> &captures,
+                 std::vector<bool> &failed) const;
   std::vector<Segment> segments;
   std::string source;
 };
@@ -63,6 +69,11 @@ evaluateIntegerExpression(llvm::StringRef text,
                           const std::map<std::string, int64_t> &fields,
                           std::vector<std::string> *missing = nullptr);
 
+/// The longest tensor name a rename may produce: real names are under 200
+/// bytes, and rules like `{r*}` -> `{r}.{r}` would otherwise double a name
+/// once per rule.
+inline constexpr size_t kMaxCheckpointNameBytes = 1024;
+
 class CheckpointBinding {
 public:
   /// Reads `path`; every problem names the file and the JSON path.
@@ -72,7 +83,8 @@ public:
 
   const std::string &path() const { return file; }
 
-  /// The checkpoint name of a Linnet parameter path, without a prefix.
+  /// The checkpoint name of a Linnet parameter path, without a prefix. A
+  /// name the renames make longer than kMaxCheckpointNameBytes is an error.
   llvm::Expected<std::string> checkpointName(llvm::StringRef linnetPath) const;
   /// `name` as stored under `prefix` (names listed as unprefixed stay).
   std::string withPrefix(llvm::StringRef name, llvm::StringRef prefix) const;

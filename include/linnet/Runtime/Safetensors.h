@@ -65,6 +65,13 @@ private:
   std::map<std::string, std::string> meta;
 };
 
+/// The shard files a `model.safetensors.index.json` names (its
+/// `weight_map`'s values), sorted and each once. Every shard must be a file
+/// name in the index's folder, not a path; `path` names the index in
+/// messages.
+llvm::Expected<std::vector<std::string>> parseShardIndex(llvm::StringRef text,
+                                                         llvm::StringRef path);
+
 /// A checkpoint folder: `model.safetensors`, or the shards named by
 /// `model.safetensors.index.json`.
 class Checkpoint {

@@ -12,6 +12,8 @@ Modes rewrite DIR/model.safetensors (or the index) in place:
   overlap          make the second tensor's byte range start inside the first's
   past-end         make the last tensor's range end past the data
   dtype            name an unknown dtype `F8_E9M0` for the first tensor
+  huge-empty       add an empty tensor of shape [2^31, 2^32, 0], whose leading
+                   sizes overflow int64 before the 0
   shard-missing    write an index naming a shard file that does not exist
   index-json       write an index that is not valid JSON
   layer-types      make layer 1 of config.json a full attention layer
@@ -99,6 +101,10 @@ def main():
         last["data_offsets"] = [last["data_offsets"][0] + 8, last["data_offsets"][1] + 8]
     elif mode == "dtype":
         header[names[0]]["dtype"] = "F8_E9M0"
+    elif mode == "huge-empty":
+        end = len(data)
+        header["huge"] = {"dtype": "F32", "shape": [2**31, 2**32, 0],
+                          "data_offsets": [end, end]}
     elif mode == "transpose":
         header[name]["shape"] = list(reversed(header[name]["shape"]))
     else:

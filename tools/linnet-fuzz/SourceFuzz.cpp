@@ -1,4 +1,4 @@
-//===- linnet-fuzz.cpp - libFuzzer target for the front end ---------------===//
+//===- SourceFuzz.cpp - libFuzzer target for Linnet sources ---------------===//
 //
 // Feeds arbitrary bytes through everything `linnet inspect`, `check` and
 // `graph` run: the encoding checks, the parser with its recovery, module
