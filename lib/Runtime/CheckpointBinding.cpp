@@ -10,6 +10,7 @@
 
 #include "linnet/Runtime/CheckpointBinding.h"
 
+#include "linnet/Basic/Errors.h"
 #include "linnet/Basic/JSON.h"
 #include "linnet/Sema/FieldExpression.h"
 #include "linnet/Sema/ShapeExpr.h"
@@ -196,8 +197,9 @@ public:
   explicit BindingReader(llvm::StringRef file) : file(file) {}
 
   llvm::Error error(const llvm::Twine &jsonPath, const llvm::Twine &message) {
-    return llvm::createStringError("checkpoint binding `" + file + "`: `" +
-                                   jsonPath + "`: " + message);
+    return makeError(ErrorId::BindingRulesInvalid,
+                     "checkpoint binding `" + file + "`: `" + jsonPath +
+                         "`: " + message);
   }
   llvm::Expected<std::vector<std::string>>
   strings(const json::Value *value, const std::string &jsonPath) {
@@ -234,8 +236,9 @@ llvm::Expected<CheckpointBinding>
 CheckpointBinding::load(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
-    return llvm::createStringError("cannot read `" + path +
-                                   "`: " + buffer.getError().message());
+    return makeError(ErrorId::BindingRulesInvalid,
+                     "cannot read `" + path +
+                         "`: " + buffer.getError().message());
   return parse((*buffer)->getBuffer(), path);
 }
 
@@ -244,9 +247,9 @@ CheckpointBinding::parse(llvm::StringRef text, llvm::StringRef path) {
   BindingReader reader(path);
   auto parsed = parseJSON(text);
   if (!parsed)
-    return llvm::createStringError(
-        "checkpoint binding `" + path +
-        "` is not valid JSON: " + llvm::toString(parsed.takeError()));
+    return makeError(ErrorId::BindingRulesInvalid,
+                     "checkpoint binding `" + path + "` is not valid JSON: " +
+                         llvm::toString(parsed.takeError()));
   const json::Object *root = parsed->getAsObject();
   if (!root)
     return reader.error("$", "expected an object");
@@ -396,15 +399,18 @@ CheckpointBinding::checkpointName(llvm::StringRef linnetPath) const {
       continue;
     auto expanded = expandTemplate(rename.to, *captures);
     if (!expanded)
-      return llvm::createStringError(
-          "checkpoint binding `" + file + "`: renaming `" + name + "` by `" +
-          rename.from.text() + "`: " + llvm::toString(expanded.takeError()));
+      return makeError(ErrorId::BindingRulesInvalid,
+                       "checkpoint binding `" + file + "`: renaming `" + name +
+                           "` by `" + rename.from.text() +
+                           "`: " + llvm::toString(expanded.takeError()));
     if (expanded->size() > kMaxCheckpointNameBytes)
-      return llvm::createStringError(
+      return makeError(
+          ErrorId::BindingRulesInvalid,
           "checkpoint binding `" + file + "`: renaming `" + name + "` by `" +
-          rename.from.text() + "` gives a name of " +
-          std::to_string(expanded->size()) + " bytes, more than the " +
-          std::to_string(kMaxCheckpointNameBytes) + " a tensor name may have");
+              rename.from.text() + "` gives a name of " +
+              std::to_string(expanded->size()) + " bytes, more than the " +
+              std::to_string(kMaxCheckpointNameBytes) +
+              " a tensor name may have");
     name = std::move(*expanded);
   }
   return name;
@@ -487,7 +493,7 @@ llvm::Error CheckpointBinding::checkLayerTypes(const json::Object &config,
   std::string rule =
       "; the model binds layers in the repeating pattern " + patternText;
   auto fail = [&](const llvm::Twine &message) {
-    return llvm::createStringError("`" + where + "`: " + message);
+    return makeError(ErrorId::CheckpointMisfit, "`" + where + "`: " + message);
   };
   const json::Array *types = value->getAsArray();
   if (!types)
@@ -558,11 +564,12 @@ CheckpointBinding::configFieldsFor(
                 field != fields.end() && shown.insert(field->first).second)
               with += (with.empty() ? "" : ", ") + field->first + " = " +
                       std::to_string(field->second);
-          return llvm::createStringError(
+          return makeError(
+              ErrorId::CheckpointConfigUnwritable,
               "`" + generic + "` is bound to " + std::to_string(want) +
-              ", but `" + rule + "` is " + value->str() + " with " + with +
-              "; a checkpoint cannot hold both (checkpoint binding `" + file +
-              "`)");
+                  ", but `" + rule + "` is " + value->str() + " with " + with +
+                  "; a checkpoint cannot hold both (checkpoint binding `" +
+                  file + "`)");
         }
         it = pending.erase(it);
         progress = true;
@@ -609,18 +616,20 @@ CheckpointBinding::configFieldsFor(
       }
       if (!ok || !solution || !solution->isInteger() ||
           solution->numerator() <= 0)
-        return llvm::createStringError(
-            "`" + generic + "` = " + std::to_string(want) +
-            " gives no positive integer `" + name + "` through `" + rule +
-            "` (checkpoint binding `" + file + "`)");
+        return makeError(ErrorId::CheckpointConfigUnwritable,
+                         "`" + generic + "` = " + std::to_string(want) +
+                             " gives no positive integer `" + name +
+                             "` through `" + rule + "` (checkpoint binding `" +
+                             file + "`)");
       fields[name] = solution->numerator();
       it = pending.erase(it);
       progress = true;
     }
     if (!progress)
-      return llvm::createStringError(
-          "cannot derive the config fields of `" + stuck +
-          "` from the generics (checkpoint binding `" + file + "`)");
+      return makeError(ErrorId::CheckpointConfigUnwritable,
+                       "cannot derive the config fields of `" + stuck +
+                           "` from the generics (checkpoint binding `" + file +
+                           "`)");
   }
   return fields;
 }

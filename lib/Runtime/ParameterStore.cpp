@@ -322,6 +322,8 @@ llvm::Expected<std::unique_ptr<ParameterStore>> ParameterStore::load(
 
   std::unique_ptr<ParameterStore> store(new ParameterStore());
   store->checkpoint = std::move(*checkpoint);
+  for (const std::string &note : store->checkpoint.notes)
+    warnings << "linnet: warning: " << note << "\n";
   store->params = std::move(params);
   std::vector<std::string> names;
   for (const TensorView *tensor : store->checkpoint.tensors())

@@ -8,6 +8,7 @@
 
 #include "linnet/Runtime/Safetensors.h"
 
+#include "linnet/Basic/Errors.h"
 #include "linnet/Basic/JSON.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
@@ -92,8 +93,9 @@ int64_t TensorView::elementCount() const {
   return count;
 }
 
-static llvm::Error fail(llvm::StringRef file, const llvm::Twine &message) {
-  return llvm::createStringError("`" + file + "`: " + message);
+static llvm::Error fail(llvm::StringRef file, const llvm::Twine &message,
+                        ErrorId id = ErrorId::SafetensorsMalformed) {
+  return makeError(id, "`" + file + "`: " + message);
 }
 
 llvm::Expected<std::unique_ptr<SafetensorsFile>>
@@ -211,27 +213,33 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
   return file;
 }
 
-llvm::Expected<std::vector<std::string>>
-linnet::parseShardIndex(llvm::StringRef text, llvm::StringRef path) {
+llvm::Expected<ShardIndex> linnet::parseShardIndex(llvm::StringRef text,
+                                                   llvm::StringRef path) {
   auto parsed = parseJSON(text);
   if (!parsed)
-    return fail(path, "not valid JSON: " + llvm::toString(parsed.takeError()));
+    return fail(path, "not valid JSON: " + llvm::toString(parsed.takeError()),
+                ErrorId::ShardIndexMalformed);
   const json::Object *map = parsed->getAsObject()
                                 ? parsed->getAsObject()->getObject("weight_map")
                                 : nullptr;
   if (!map)
-    return fail(path, "no object `weight_map`");
+    return fail(path, "no object `weight_map`", ErrorId::ShardIndexMalformed);
+  ShardIndex index;
   std::set<std::string> shards;
   for (const auto &[tensor, shard] : *map) {
     auto shardName = shard.getAsString();
     if (!shardName || shardName->empty() || *shardName == "." ||
         *shardName == ".." || shardName->contains('/') ||
         shardName->contains('\\'))
-      return fail(path, "tensor `" + tensor.str() +
-                            "` names no shard file in the folder");
+      return fail(path,
+                  "tensor `" + tensor.str() +
+                      "` names no shard file in the folder",
+                  ErrorId::ShardIndexMalformed);
     shards.insert(shardName->str());
+    index.shardOf[tensor.str()] = shardName->str();
   }
-  return std::vector<std::string>(shards.begin(), shards.end());
+  index.shards.assign(shards.begin(), shards.end());
+  return index;
 }
 
 llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef folder) {
@@ -239,11 +247,22 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef folder) {
   llvm::SmallString<256> index(folder);
   llvm::sys::path::append(index, "model.safetensors.index.json");
   std::vector<std::string> shards;
+  std::optional<ShardIndex> named;
   if (auto buffer = llvm::MemoryBuffer::getFile(index, /*IsText=*/true)) {
-    auto named = parseShardIndex((*buffer)->getBuffer(), index);
-    if (!named)
-      return named.takeError();
-    shards = std::move(*named);
+    auto parsed = parseShardIndex((*buffer)->getBuffer(), index);
+    if (!parsed)
+      return parsed.takeError();
+    named = std::move(*parsed);
+    shards = named->shards;
+    // A single-file checkpoint left beside an index is not read: say so,
+    // since it may be what the user meant to load.
+    llvm::SmallString<256> single(folder);
+    llvm::sys::path::append(single, "model.safetensors");
+    if (llvm::sys::fs::exists(single) &&
+        !llvm::is_contained(shards, "model.safetensors"))
+      checkpoint.notes.push_back("`" + std::string(single) +
+                                 "` is not read: `" + std::string(index) +
+                                 "` names the shards, and not it");
   } else {
     shards.push_back("model.safetensors");
   }
@@ -253,12 +272,14 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef folder) {
     llvm::SmallString<256> path(folder);
     llvm::sys::path::append(path, shard);
     if (!llvm::sys::fs::exists(path))
-      return indexed ? fail(index, "names shard `" + shard +
-                                       "`, but there is no such file")
-                     : llvm::createStringError(
-                           "checkpoint `" + folder +
-                           "` has no `model.safetensors` and no "
-                           "`model.safetensors.index.json`");
+      return indexed ? fail(index,
+                            "names shard `" + shard +
+                                "`, but there is no such file",
+                            ErrorId::ShardIndexMalformed)
+                     : makeError(ErrorId::CheckpointMissing,
+                                 "checkpoint `" + folder +
+                                     "` has no `model.safetensors` and no "
+                                     "`model.safetensors.index.json`");
     auto file = SafetensorsFile::open(path);
     if (!file)
       return file.takeError();
@@ -268,8 +289,26 @@ llvm::Expected<Checkpoint> Checkpoint::open(llvm::StringRef folder) {
     for (const TensorView &view : file->tensors()) {
       auto [it, inserted] = checkpoint.byName.try_emplace(view.name, &view);
       if (!inserted)
-        return fail(view.file, "tensor `" + view.name + "` is also in `" +
-                                   it->second->file + "`");
+        return fail(view.file,
+                    "tensor `" + view.name + "` is also in `" +
+                        it->second->file + "`",
+                    ErrorId::ShardIndexMalformed);
+    }
+  // Each tensor is where the index says: a loader that trusts the index
+  // (as Hugging Face's does) would not find it otherwise.
+  if (named)
+    for (const auto &[tensor, shard] : named->shardOf) {
+      auto it = checkpoint.byName.find(tensor);
+      if (it == checkpoint.byName.end())
+        return fail(index,
+                    "names shard `" + shard + "` for tensor `" + tensor +
+                        "`, which no shard holds",
+                    ErrorId::ShardIndexMalformed);
+      if (llvm::sys::path::filename(it->second->file) != shard)
+        return fail(index,
+                    "names shard `" + shard + "` for tensor `" + tensor +
+                        "`, but it is in `" + it->second->file + "`",
+                    ErrorId::ShardIndexMalformed);
     }
   return std::move(checkpoint);
 }

@@ -66,12 +66,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llvm::consumeError(shards.takeError());
     return 0;
   }
-  for (size_t i = 0; i < shards->size(); ++i) {
-    llvm::StringRef shard = (*shards)[i];
+  for (size_t i = 0; i < shards->shards.size(); ++i) {
+    llvm::StringRef shard = shards->shards[i];
     if (shard.empty() || shard == "." || shard == ".." || shard.contains('/') ||
         shard.contains('\\'))
       std::abort(); // would name something outside the folder
-    if (i > 0 && !((*shards)[i - 1] < (*shards)[i]))
+    if (i > 0 && !(shards->shards[i - 1] < shards->shards[i]))
       std::abort(); // sorted, each once
   }
 

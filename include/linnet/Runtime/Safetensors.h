@@ -65,18 +65,28 @@ private:
   std::map<std::string, std::string> meta;
 };
 
-/// The shard files a `model.safetensors.index.json` names (its
-/// `weight_map`'s values), sorted and each once. Every shard must be a file
-/// name in the index's folder, not a path; `path` names the index in
-/// messages.
-llvm::Expected<std::vector<std::string>> parseShardIndex(llvm::StringRef text,
-                                                         llvm::StringRef path);
+/// What a `model.safetensors.index.json` says.
+struct ShardIndex {
+  /// The shard files its `weight_map` names, sorted and each once; every
+  /// one a file name in the index's folder, not a path.
+  std::vector<std::string> shards;
+  /// Each tensor's shard.
+  std::map<std::string, std::string> shardOf;
+};
+
+/// Reads an index; `path` names it in messages.
+llvm::Expected<ShardIndex> parseShardIndex(llvm::StringRef text,
+                                           llvm::StringRef path);
 
 /// A checkpoint folder: `model.safetensors`, or the shards named by
 /// `model.safetensors.index.json`.
 class Checkpoint {
 public:
   static llvm::Expected<Checkpoint> open(llvm::StringRef folder);
+
+  /// What the user should know that is not an error (a model.safetensors
+  /// beside an index that does not name it), one line each.
+  std::vector<std::string> notes;
 
   /// The tensor named `name`, or null.
   const TensorView *find(llvm::StringRef name) const;
