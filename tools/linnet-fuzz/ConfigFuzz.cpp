@@ -133,7 +133,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       llvm::consumeError(sizes.takeError());
     printBoundModel(*bound, os);
   }
-  if (llvm::Error error = loaded.manifest.checkConfigAgrees(loaded.folder))
+  if (llvm::Error error = loaded.manifest.checkConfigAgrees(
+          loaded.folder, [](const llvm::Twine &) {}))
     llvm::consumeError(std::move(error));
 
   // The loader checks the config section's layer pattern.
