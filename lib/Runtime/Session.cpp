@@ -314,6 +314,11 @@ SessionSizes::of(llvm::ArrayRef<BoundGeneric> generics) {
     else if (generic.name == "Vocab")
       (sizes.vocab = generic.size), hasVocab = true;
   }
+  if (sizes.batch < 1 || sizes.batch > kMaxSessionSlots)
+    return fail(ErrorId::ManifestInvalid, "`Batch` is " +
+                                              std::to_string(sizes.batch) +
+                                              " slots; a session holds 1 to " +
+                                              std::to_string(kMaxSessionSlots));
   if (!hasVocab || !hasMaxSeq)
     return fail(ErrorId::ManifestInvalid,
                 "the model has no `" +
@@ -514,7 +519,17 @@ Session::create(const SessionSizes &sizes, std::vector<ModelParameter> states) {
                       "`, whose leading dimension is not the slot (`Batch` = " +
                       std::to_string(sizes.batch) + ")");
     StateBuffer buffer;
-    buffer.bytes = state.elementCount() * elementTypeBytes(state.element);
+    // The product of the bound sizes may not fit in 64 bits (`MaxSeq` =
+    // 10^18): such a state is as impossible as one that does not fit.
+    uint64_t bytes = elementTypeBytes(state.element);
+    bool overflows = false;
+    for (int64_t dim : state.shape)
+      overflows |= __builtin_mul_overflow(bytes, uint64_t(dim), &bytes);
+    if (overflows || bytes > (uint64_t(1) << 62))
+      return fail(ErrorId::StateAllocationFailed,
+                  "state `" + state.path + "` (" + state.typeText() +
+                      ") of the session takes more than 2^62 bytes");
+    buffer.bytes = bytes;
     // aligned_alloc wants a multiple of the alignment.
     uint64_t allocated = (buffer.bytes + 63) / 64 * 64;
     buffer.data = std::aligned_alloc(64, allocated ? allocated : 64);

@@ -31,6 +31,10 @@
 
 namespace linnet {
 
+/// The most state slots (`Batch`) a session holds; every call is checked
+/// against every slot's count.
+inline constexpr int64_t kMaxSessionSlots = 1 << 16;
+
 /// The entries of a model that the runtime knows how to call.
 enum class EntryKind {
   Forward,     ///< `forward(tokens[B, S])`: stateless, logits of every token
