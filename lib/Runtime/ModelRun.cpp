@@ -101,15 +101,33 @@ llvm::Error invoke(const PackedEntryLookup &call, llvm::StringRef name,
   llvm::Expected<PackedEntry> entry = call(name);
   if (!entry)
     return entry.takeError();
-  if (llvm::Error error = callGeneratedCode(*entry, packed.data()))
-    return error;
+  // Results come back even with an error: an index out of range is
+  // reported once the code has run to its end (and its buffers must be
+  // freed); after an allocation failure they are still the empty ones.
+  llvm::Error error = callGeneratedCode(*entry, packed.data());
   size_t position = 0;
   for (Descriptor &result : results) {
     std::copy_n(resultWords.begin() + int64_t(position), result.words.size(),
                 result.words.begin());
     position += result.words.size();
   }
-  return llvm::Error::success();
+  return error;
+}
+
+/// Frees the buffers of `results` the callee allocated: a result that is
+/// one of the arguments (a state updated in place) is not the callee's to
+/// give back; every other buffer is freed once.
+void freeResults(llvm::ArrayRef<Descriptor> results,
+                 llvm::ArrayRef<Descriptor> args) {
+  std::vector<void *> freed;
+  for (const Descriptor &arg : args)
+    freed.push_back(arg.basePtr());
+  for (const Descriptor &r : results) {
+    if (!r.basePtr() || llvm::is_contained(freed, r.basePtr()))
+      continue;
+    freed.push_back(r.basePtr());
+    std::free(r.basePtr());
+  }
 }
 
 /// An error for the first row (and position) whose logits are not all
@@ -415,8 +433,10 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
       results.push_back(
           Descriptor::forResult(unsigned(state.state.shape.size())));
   llvm::StringRef name = entryName(call.entry);
-  if (llvm::Error error = invoke(packed, name, results, args))
+  if (llvm::Error error = invoke(packed, name, results, args)) {
+    freeResults(results, args);
     return error;
+  }
 
   // Logits: contiguous, row-major (identity layout).
   ElementType logitElement = manifest->logitElement();
@@ -451,17 +471,7 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
                                stateResult.offset() *
                                    elementTypeBytes(state.state.element));
   }
-  // A result that is one of the arguments (a state updated in place) is
-  // not the callee's to give back; every other buffer is freed once.
-  std::vector<void *> freed;
-  for (const Descriptor &arg : args)
-    freed.push_back(arg.basePtr());
-  for (const Descriptor &r : results) {
-    if (!r.basePtr() || llvm::is_contained(freed, r.basePtr()))
-      continue;
-    freed.push_back(r.basePtr());
-    std::free(r.basePtr());
-  }
+  freeResults(results, args);
   if (problem)
     return problem;
   if (session)
