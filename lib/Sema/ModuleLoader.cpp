@@ -61,6 +61,22 @@ linnet::moduleNameForPath(llvm::StringRef relativePath) {
   return name;
 }
 
+/// The file of module `name` under `root`: `a/b.linnet` or
+/// `a/b/module.linnet` for `a.b`, when it exists.
+static std::optional<std::string> moduleFileUnder(llvm::StringRef root,
+                                                  llvm::StringRef name) {
+  std::string relative = name.str();
+  std::replace(relative.begin(), relative.end(), '.', '/');
+  llvm::SmallString<256> file(root), folderModule(root);
+  path::append(file, relative + ".linnet");
+  if (fs::is_regular_file(file))
+    return std::string(file);
+  path::append(folderModule, relative, kFolderModuleFile);
+  if (fs::is_regular_file(folderModule))
+    return std::string(folderModule);
+  return std::nullopt;
+}
+
 std::string linnet::moduleNameOf(const ast::ModulePath &modulePath,
                                  const ModuleInfo &from) {
   std::string name = modulePath.relative ? from.package : "";
@@ -136,18 +152,9 @@ ModuleInfo *ModuleLoader::findOrLoad(llvm::StringRef name,
                                      Program &program) {
   if (ModuleInfo *known = program.findModule(name))
     return known;
-  std::string relative = name.str();
-  std::replace(relative.begin(), relative.end(), '.', '/');
-  for (const std::string &root : roots) {
-    llvm::SmallString<256> file(root);
-    path::append(file, relative + ".linnet");
-    if (fs::is_regular_file(file))
-      return loadFile(name, file, requestedAt, program);
-    llvm::SmallString<256> folderModule(root);
-    path::append(folderModule, relative, kFolderModuleFile);
-    if (fs::is_regular_file(folderModule))
-      return loadFile(name, folderModule, requestedAt, program);
-  }
+  for (const std::string &root : roots)
+    if (std::optional<std::string> file = moduleFileUnder(root, name))
+      return loadFile(name, *file, requestedAt, program);
   return nullptr;
 }
 
@@ -190,16 +197,7 @@ void ModuleLoader::checkStaysInPackage(const ModuleInfo &module,
   if (!rest.contains('.'))
     return;
   rest = rest.split('.').second;
-  std::string relative = rest.str();
-  std::replace(relative.begin(), relative.end(), '.', '/');
-  llvm::SmallString<256> own(inputFolder), ownFolder(inputFolder);
-  path::append(own, relative + ".linnet");
-  path::append(ownFolder, relative, kFolderModuleFile);
-  std::string ownFile = fs::is_regular_file(own) ? std::string(own)
-                        : fs::is_regular_file(ownFolder)
-                            ? std::string(ownFolder)
-                            : "";
-  if (ownFile.empty())
+  if (!moduleFileUnder(inputFolder, rest))
     return;
   diags.report(use.module.range, diag::ImportLeavesPackage, target.name,
                target.path, inputPackage, "." + rest.str());

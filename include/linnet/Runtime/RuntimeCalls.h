@@ -1,12 +1,17 @@
-//===- RuntimeCalls.h - Memory for generated code, checked -*- C++
+//===- RuntimeCalls.h - What generated code calls in the runtime -*- C++
 //-*-===//
 //
-// Generated code gets its buffers from `_mlir_memref_to_llvm_alloc` and
-// friends (the CPU pipeline's runtime-allocation option), defined here. An
-// allocation that fails does not return null into code that would write
-// through it: the call that runs the entry is unwound to, and its error says
-// which entry needed how many bytes and how many it already held. The same
-// functions serve the JIT (registered by name) and built binaries (linked).
+// Generated code calls the runtime for two things, both defined here:
+// - its buffers, through `_mlir_memref_to_llvm_alloc` and friends (the CPU
+//   pipeline's runtime-allocation option). An allocation that fails does
+//   not return null into code that would write through it: the call that
+//   runs the entry is unwound to, and its error says how many bytes it
+//   needed and how many the call already held;
+// - `linnet_index_out_of_range`, when an index tensor (`take`'s ids) holds
+//   a value outside its axis (IRGen's checkIndices): the first one is kept
+//   and becomes the call's error, with the op's source location.
+// The same functions serve the JIT (registered by name) and built binaries
+// (linked).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +22,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
