@@ -463,13 +463,20 @@ ModelBinder::evaluateSize(const ShapeExpr &size, llvm::SMRange loc,
   return constant->numerator();
 }
 
+/// What identifies a block instance: the block and its bound sizes.
+static std::string instanceKey(const BlockDecl &block,
+                               const std::map<std::string, ShapeExpr> &sizes) {
+  std::string key = block.qualifiedName();
+  for (const auto &[name, size] : sizes)
+    key += "|" + name + "=" + size.str();
+  return key;
+}
+
 std::optional<uint64_t>
 ModelBinder::instantiate(const BlockDecl &block,
                          const std::map<std::string, ShapeExpr> &sizes,
                          llvm::SMRange instantiatedAt) {
-  std::string key = block.qualifiedName();
-  for (const auto &[name, size] : sizes)
-    key += "|" + name + "=" + size.str();
+  std::string key = instanceKey(block, sizes);
   if (auto it = instanceCounts.find(key); it != instanceCounts.end())
     return it->second;
   instances.push_back({&block, sizes});
@@ -545,10 +552,8 @@ ModelBinder::instantiate(const BlockDecl &block,
       auto count = instantiate(*sub.block, subSizes, sub.loc);
       // Every array element is generated and loaded on its own, so an
       // absurd count must stop here, not in code generation.
-      std::string subKey = sub.block->qualifiedName();
-      for (const auto &[name, size] : subSizes)
-        subKey += "|" + name + "=" + size.str();
-      uint64_t subExpanded = expandedCounts[subKey], added;
+      uint64_t subExpanded = expandedCounts[instanceKey(*sub.block, subSizes)];
+      uint64_t added;
       if (__builtin_mul_overflow(copies, subExpanded, &added) ||
           __builtin_add_overflow(expanded, added, &expanded) ||
           expanded > kMaxBlockInstances) {
