@@ -12,6 +12,7 @@
 #include "linnet/Runtime/ModelRun.h"
 
 #include "linnet/Basic/Errors.h"
+#include "linnet/Basic/OutputFile.h"
 #include "linnet/Runtime/FloatConversion.h"
 #include "linnet/Runtime/ParameterStore.h"
 
@@ -691,23 +692,10 @@ llvm::Error linnet::writeNpy(llvm::StringRef path,
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return makeError(ErrorId::OutputUnwritable,
-                     "cannot write `" + path.str() + "`: " + ec.message());
-  os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
-     << char(header.size() >> 8) << header;
-  os.write(reinterpret_cast<const char *>(values.data()),
-           values.size() * sizeof(float));
-  os.close();
-  if (os.has_error()) {
-    std::error_code error = os.error();
-    os.clear_error(); // reported here, not by the stream's destructor
-    if (llvm::sys::fs::is_regular_file(path)) // never /dev/full itself
-      llvm::sys::fs::remove(path);
-    return makeError(ErrorId::OutputUnwritable,
-                     "cannot write `" + path.str() + "`: " + error.message());
-  }
-  return llvm::Error::success();
+  return writeOutputFile(path, [&](llvm::raw_ostream &os) {
+    os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
+       << char(header.size() >> 8) << header;
+    os.write(reinterpret_cast<const char *>(values.data()),
+             values.size() * sizeof(float));
+  });
 }

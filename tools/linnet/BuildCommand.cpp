@@ -100,26 +100,41 @@ std::string entryTable(const ModelManifest &manifest) {
 
 int linnet::driver::runBuild(const char *argv0) {
   if (buildTarget != "cpu")
-    return reportError("--target: `" + buildTarget +
-                       "` is not a target `build` knows; it builds for `cpu`");
+    return reportError(
+        ErrorId::OptionInvalid,
+        "--target: `" + buildTarget +
+            "` is not a target `build` knows; it builds for `cpu`");
   if (llvm::Error error = checkObjectCpu(buildCpu))
-    return reportError("--cpu: " + llvm::toString(std::move(error)));
+    return reportError(withContext("--cpu: ", std::move(error)));
   // The tools come first, so that a missing one costs no compile time.
   std::string library = standaloneLibrary(argv0);
   if (!llvm::sys::fs::exists(library))
-    return reportError("the runtime library `" + library +
-                       "` does not exist; build the `linnet-standalone` "
-                       "target");
+    return reportError(ErrorId::StandaloneLibraryMissing,
+                       "the runtime library `" + library +
+                           "` does not exist; build the `linnet-standalone` "
+                           "target");
   auto linker = llvm::sys::findProgramByName("clang++-22");
   if (!linker)
     linker = llvm::sys::findProgramByName("clang++-22",
                                           {LINNET_LLVM_LIBRARY_DIR "/../bin"});
   if (!linker)
-    return reportError("cannot find `clang++-22`, which links the binary; "
+    return reportError(ErrorId::LinkerMissing,
+                       "cannot find `clang++-22`, which links the binary; "
                        "install clang-22 or put it on PATH");
   auto openmp = findOpenMPRuntime();
   if (!openmp)
-    return reportError(llvm::toString(openmp.takeError()));
+    return reportError(openmp.takeError());
+
+  llvm::SmallString<256> workDir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("linnet-build", workDir)) {
+    llvm::SmallString<256> temp;
+    llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, temp);
+    return reportError(ErrorId::OutputUnwritable,
+                       "cannot create a temporary folder in `" + temp +
+                           "`: " + ec.message());
+  }
+  llvm::scope_exit cleanUp([&] { llvm::sys::fs::remove_directories(workDir); });
 
   DriverSession session;
   if (!session.load(argv0, buildInput, buildIncludes))
@@ -129,7 +144,7 @@ int linnet::driver::runBuild(const char *argv0) {
   auto describe = [&](const BoundModel &bound) {
     auto built = buildManifest(session.program, bound);
     if (!built) {
-      reportError(llvm::toString(built.takeError()));
+      reportError(built.takeError());
       return false;
     }
     manifest = std::move(*built);
@@ -141,23 +156,18 @@ int linnet::driver::runBuild(const char *argv0) {
                     compiled, describe))
     return 1;
 
-  llvm::SmallString<256> workDir;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("linnet-build", workDir))
-    return reportError("cannot create a temporary folder: " + ec.message());
-  auto cleanUp = llvm::make_scope_exit(
-      [&] { llvm::sys::fs::remove_directories(workDir); });
   llvm::SmallString<256> object(workDir), table(workDir);
   llvm::sys::path::append(object, "model.o");
   llvm::sys::path::append(table, "entries.cpp");
   if (llvm::Error error = writeObjectFile(*compiled.module, object, buildCpu))
-    return reportError("cannot write the model's object file: " +
-                       llvm::toString(std::move(error)));
+    return reportError(withContext("cannot write the model's object file: ",
+                                   std::move(error)));
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(table, ec);
     if (ec)
-      return reportError("cannot write `" + table + "`: " + ec.message());
+      return reportError(ErrorId::OutputUnwritable,
+                         "cannot write `" + table + "`: " + ec.message());
     os << entryTable(manifest);
   }
 
@@ -198,8 +208,9 @@ int linnet::driver::runBuild(const char *argv0) {
   int status = llvm::sys::ExecuteAndWait(*linker, argRefs, std::nullopt, {}, 0,
                                          0, &message);
   if (status != 0)
-    return reportError("linking `" + buildOutput + "` failed" +
-                       (message.empty() ? "" : ": " + message) +
-                       "; the linker's messages are above");
+    return reportError(ErrorId::LinkFailed,
+                       "linking `" + buildOutput + "` failed" +
+                           (message.empty() ? "" : ": " + message) +
+                           "; the linker's messages are above");
   return 0;
 }

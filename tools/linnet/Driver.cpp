@@ -47,8 +47,14 @@ bool DriverSession::load(const char *argv0, llvm::StringRef input,
   return !diags.hadError();
 }
 
-int linnet::driver::reportError(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "linnet") << message << "\n";
+int linnet::driver::reportError(ErrorId id, const llvm::Twine &message) {
+  return reportError(makeError(id, message));
+}
+
+int linnet::driver::reportError(llvm::Error error) {
+  llvm::handleAllErrors(std::move(error), [](const llvm::ErrorInfoBase &info) {
+    llvm::WithColor::error(llvm::errs(), "linnet") << info.message() << "\n";
+  });
   return 1;
 }
 
@@ -82,8 +88,9 @@ linnet::driver::buildManifest(const Program &program, const BoundModel &bound) {
   llvm::sys::path::append(bindingPath, kCheckpointBindingFile);
   auto buffer = llvm::MemoryBuffer::getFile(bindingPath, /*IsText=*/true);
   if (!buffer)
-    return llvm::createStringError("cannot read `" + bindingPath +
-                                   "`: " + buffer.getError().message());
+    return makeError(ErrorId::BindingRulesInvalid,
+                     "cannot read `" + bindingPath +
+                         "`: " + buffer.getError().message());
   manifest.bindingPath = std::string(bindingPath);
   manifest.bindingText = (*buffer)->getBuffer().str();
   return manifest;

@@ -11,6 +11,7 @@
 #define LINNET_TOOLS_LINNET_DRIVER_H
 
 #include "linnet/Basic/Diagnostics.h"
+#include "linnet/Basic/Errors.h"
 #include "linnet/Runtime/ModelManifest.h"
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Sema/Binding.h"
@@ -74,9 +75,11 @@ bool compileModel(
     CompiledModel &compiled,
     llvm::function_ref<bool(const BoundModel &)> beforeGeneration = nullptr);
 
-/// `file: error: message` for problems that have no source location (files
-/// on disk, checkpoints); returns 1, the exit status.
-int reportError(const llvm::Twine &message);
+/// `linnet: error: message [Id]` for problems that have no source location
+/// (options, files on disk, checkpoints); returns 1, the exit status.
+int reportError(ErrorId id, const llvm::Twine &message);
+/// The same for an error that carries its ID (each of a list of errors).
+int reportError(llvm::Error error);
 
 // Commands defined outside linnet.cpp; each returns the exit status.
 extern llvm::cl::SubCommand initCheckpointCommand;

@@ -8,10 +8,11 @@
 
 #include "Driver.h"
 
+#include "linnet/Basic/OutputFile.h"
+
 #include "mlir/IR/OperationSupport.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace linnet;
 using namespace linnet::driver;
@@ -61,32 +62,22 @@ int linnet::driver::runEmit(const char *argv0) {
   if (!session.load(argv0, emitInput, emitIncludes))
     return 1;
   if (emitBindings.empty())
-    return reportError("`emit` needs the model's sizes: give `--bind "
+    return reportError(ErrorId::OptionInvalid,
+                       "`emit` needs the model's sizes: give `--bind "
                        "config.json` or `--bind Name=Value` for each generic");
   // No --entry: every entry of the model.
   std::vector<std::string> entries(emitEntries.begin(), emitEntries.end());
   CompiledModel compiled;
   if (!compileModel(session, emitBindings, entries, emitStage, compiled))
     return 1;
-  std::error_code ec;
-  llvm::ToolOutputFile output(emitOutput, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return reportError("cannot write `" + emitOutput + "`: " + ec.message());
   mlir::OpPrintingFlags flags;
   if (emitDebugInfo)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
         .useLocalScope(); // each location inline, not as an alias
-  compiled.module->print(output.os(), flags);
-  // A full disk shows only when the stream is flushed; the partial file is
-  // removed then (not kept), unless it is a device such as /dev/full.
-  output.os().flush();
-  if (output.os().has_error()) {
-    ec = output.os().error();
-    output.os().clear_error();
-    if (!llvm::sys::fs::is_regular_file(emitOutput))
-      output.keep();
-    return reportError("cannot write `" + emitOutput + "`: " + ec.message());
-  }
-  output.keep();
+  if (llvm::Error error =
+          writeOutputFile(emitOutput, [&](llvm::raw_ostream &os) {
+            compiled.module->print(os, flags);
+          }))
+    return reportError(std::move(error));
   return 0;
 }

@@ -21,6 +21,7 @@
 #include "Driver.h"
 
 #include "linnet/Basic/JSON.h"
+#include "linnet/Basic/OutputFile.h"
 #include "linnet/Runtime/CheckpointBinding.h"
 #include "linnet/Runtime/FloatConversion.h"
 #include "linnet/Runtime/ParameterStore.h"
@@ -196,20 +197,6 @@ std::optional<json::Value> readConfig(llvm::StringRef path) {
   return std::move(*value);
 }
 
-bool writeFile(llvm::StringRef path, llvm::StringRef bytes) {
-  std::error_code ec;
-  llvm::raw_fd_ostream file(path, ec);
-  if (!ec) {
-    file << bytes;
-    file.close();
-    ec = file.error();
-    file.clear_error(); // reported here, not by the stream's destructor
-  }
-  if (ec)
-    reportError("cannot write `" + path + "`: " + ec.message());
-  return !ec;
-}
-
 } // namespace
 
 int linnet::driver::runInitCheckpoint(const char *argv0) {
@@ -224,7 +211,7 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
   llvm::sys::path::append(bindingPath, "checkpoint_binding.json");
   auto binding = CheckpointBinding::load(bindingPath);
   if (!binding)
-    return reportError(llvm::toString(binding.takeError()));
+    return reportError(binding.takeError());
   // Sizes a checkpoint does not hold (`Batch`) take the binding's defaults
   // unless given.
   std::vector<std::string> bindArgs = binding->defaultBindings();
@@ -232,8 +219,9 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
   std::optional<ElementType> storage;
   if (!dtypeOption.empty()) {
     if (dtypeOption != "bf16" && dtypeOption != "f32")
-      return reportError("`--dtype " + dtypeOption +
-                         "`: expected `bf16` or `f32`");
+      return reportError(ErrorId::OptionInvalid,
+                         "`--dtype " + dtypeOption +
+                             "`: expected `bf16` or `f32`");
     storage = *parseElementType(dtypeOption);
     // The stored dtype is the model's element type.
     for (const GenericDecl &generic : root->generics)
@@ -241,8 +229,9 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
         bindArgs.push_back(generic.name + "=" + dtypeOption.getValue());
   }
   if (expertsLayout != "fused" && expertsLayout != "per-expert")
-    return reportError("`--experts-layout " + expertsLayout +
-                       "`: expected `fused` or `per-expert`");
+    return reportError(ErrorId::OptionInvalid,
+                       "`--experts-layout " + expertsLayout +
+                           "`: expected `fused` or `per-expert`");
   std::optional<BoundModel> bound =
       bindModel(session.program, bindArgs, session.diags);
   if (!bound)
@@ -259,10 +248,11 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
     std::string accepted;
     for (const std::string &known : binding->prefixes())
       accepted += (accepted.empty() ? "`" : ", `") + known + "`";
-    return reportError("`--prefix " + prefix +
-                       "` is not a prefix the "
-                       "checkpoint binding accepts (" +
-                       accepted + ")");
+    return reportError(ErrorId::OptionInvalid,
+                       "`--prefix " + prefix +
+                           "` is not a prefix the "
+                           "checkpoint binding accepts (" +
+                           accepted + ")");
   }
 
   // config.json: the given config (or the binding's template), with every
@@ -273,7 +263,7 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
       dims[generic.name] = generic.size;
   auto fields = binding->configFieldsFor(dims);
   if (!fields)
-    return reportError(llvm::toString(fields.takeError()));
+    return reportError(fields.takeError());
   json::Value config = json::Object();
   if (const json::Object *layout = binding->configTemplate())
     config = json::Object(*layout);
@@ -306,9 +296,10 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
         (*section)[field] = configDtypeName(generic.element);
     }
   if (storage && *storage != ElementType::BF16 && *storage != ElementType::F32)
-    return reportError("the model's element type is `" +
-                       elementTypeName(*storage) +
-                       "`; init-checkpoint writes `bf16` or `f32`");
+    return reportError(ErrorId::ParameterNotDrawable,
+                       "the model's element type is `" +
+                           elementTypeName(*storage) +
+                           "`; init-checkpoint writes `bf16` or `f32`");
 
   // The tensors, in the order of the parameters: only their header entries
   // are kept, the values are drawn as they are written.
@@ -321,12 +312,13 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
       continue;
     auto unprefixed = binding->checkpointName(param.path);
     if (!unprefixed)
-      return reportError(llvm::toString(unprefixed.takeError()));
+      return reportError(unprefixed.takeError());
     auto dtype = tensorDTypeFor(param.element);
     if (!dtype || !isFloatType(param.element))
-      return reportError("parameter `" + param.path + "` is " +
-                         param.typeText() +
-                         "; init-checkpoint writes float tensors only");
+      return reportError(ErrorId::ParameterNotDrawable,
+                         "parameter `" + param.path + "` is " +
+                             param.typeText() +
+                             "; init-checkpoint writes float tensors only");
     uint64_t elementBytes = elementTypeBytes(param.element);
     written.push_back(&param);
     dataBytes += param.elementCount() * elementBytes;
@@ -353,7 +345,8 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
   }
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
-    return reportError("cannot create `" + outputDir + "`: " + ec.message());
+    return reportError(ErrorId::OutputUnwritable,
+                       "cannot create `" + outputDir + "`: " + ec.message());
   llvm::SmallString<256> configPath(outputDir.getValue());
   llvm::sys::path::append(configPath, "config.json");
   llvm::SmallString<256> weightsPath(outputDir.getValue());
@@ -364,8 +357,10 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
   auto weights =
       llvm::sys::fs::TempFile::create(weightsPath + ".partial-%%%%%%");
   if (!weights)
-    return reportError("cannot write `" + weightsPath +
-                       "`: " + llvm::toString(weights.takeError()));
+    return reportError(
+        ErrorId::OutputUnwritable,
+        "cannot write `" + weightsPath +
+            "`: " + llvm::errorToErrorCode(weights.takeError()).message());
   // The stream is closed before the file is kept or discarded.
   auto writeWeights = [&]() -> std::error_code {
     llvm::raw_fd_ostream os(weights->FD, /*shouldClose=*/false);
@@ -399,15 +394,17 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
   };
   if (std::error_code ec = writeWeights()) {
     llvm::consumeError(weights->discard());
-    return reportError("cannot write `" + weightsPath + "`: " + ec.message());
+    return reportError(ErrorId::OutputUnwritable,
+                       "cannot write `" + weightsPath + "`: " + ec.message());
   }
   std::string configText = llvm::formatv("{0:2}", config).str() + "\n";
-  if (!writeFile(configPath, configText)) {
+  if (llvm::Error error = writeOutputFile(
+          configPath, [&](llvm::raw_ostream &os) { os << configText; })) {
     llvm::consumeError(weights->discard());
-    return 1;
+    return reportError(std::move(error));
   }
-  if (llvm::Error error = weights->keep(weightsPath))
-    return reportError("cannot write `" + weightsPath +
-                       "`: " + llvm::toString(std::move(error)));
+  if (std::error_code ec = llvm::errorToErrorCode(weights->keep(weightsPath)))
+    return reportError(ErrorId::OutputUnwritable,
+                       "cannot write `" + weightsPath + "`: " + ec.message());
   return 0;
 }

@@ -59,7 +59,8 @@ bool linnet::driver::compileModel(
   // MLIR's own diagnostics (a pass failing) go to standard error with
   // their locations, which are Linnet source locations.
   if (mlir::failed(pm.run(*compiled.module))) {
-    reportError("lowering failed (a compiler bug); the messages above say "
+    reportError(ErrorId::LoweringFailed,
+                "lowering failed (a compiler bug); the messages above say "
                 "where");
     return false;
   }

@@ -95,7 +95,7 @@ int linnet::driver::runRun(const char *argv0) {
   auto start = std::chrono::steady_clock::now();
   auto config = checkpointConfig(runCheckpoint);
   if (!config)
-    return reportError(llvm::toString(config.takeError()));
+    return reportError(config.takeError());
   std::vector<std::string> bindArgs = {*config};
   bindArgs.insert(bindArgs.end(), runBindings.begin(), runBindings.end());
 
@@ -115,7 +115,7 @@ int linnet::driver::runRun(const char *argv0) {
   options.top = runTop;
   options.timings = runTimings;
   if (llvm::Error error = options.validate())
-    return reportError(llvm::toString(std::move(error)));
+    return reportError(std::move(error));
 
   DriverSession session;
   if (!session.load(argv0, runInput, runIncludes))
@@ -128,13 +128,13 @@ int linnet::driver::runRun(const char *argv0) {
   auto prepare = [&](const BoundModel &bound) {
     auto built = buildManifest(session.program, bound);
     if (!built) {
-      reportError(llvm::toString(built.takeError()));
+      reportError(built.takeError());
       return false;
     }
     manifest = std::move(*built);
     auto prepared = ModelRun::prepare(manifest, options);
     if (!prepared) {
-      reportError(llvm::toString(prepared.takeError()));
+      reportError(prepared.takeError());
       return false;
     }
     run = std::move(*prepared);
@@ -152,14 +152,14 @@ int linnet::driver::runRun(const char *argv0) {
   jitOptions.symbols = generatedCodeSymbols();
   auto executable = CpuExecutable::compile(*compiled.module, jitOptions);
   if (!executable)
-    return reportError("cannot compile the model: " +
-                       llvm::toString(executable.takeError()));
+    return reportError(
+        withContext("cannot compile the model: ", executable.takeError()));
   // Code is generated when a symbol is first looked up; do it here so that
   // the calls' times are the model's alone.
   for (const std::string &entry : entries)
     if (auto symbol = (*executable)->lookup(entry); !symbol)
-      return reportError("cannot compile the model: " +
-                         llvm::toString(symbol.takeError()));
+      return reportError(
+          withContext("cannot compile the model: ", symbol.takeError()));
   if (runTimings)
     llvm::errs() << llvm::format(
         "linnet run: compile %.3f s, code generation %.3f s\n", compileSeconds,
@@ -168,6 +168,6 @@ int linnet::driver::runRun(const char *argv0) {
     return (*executable)->lookupPacked(name);
   };
   if (llvm::Error error = run->execute(call))
-    return reportError(llvm::toString(std::move(error)));
+    return reportError(std::move(error));
   return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "linnet/Basic/Diagnostics.h"
 #include "linnet/Basic/Errors.h"
+#include "linnet/Basic/OutputFile.h"
 #include "linnet/Graph/DataflowGraph.h"
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Sema/Binding.h"
@@ -128,19 +129,17 @@ int runCheck(const char *argv0) {
     auto store = ParameterStore::load(session.program, *bound, checkpointDir,
                                       llvm::errs());
     if (!store) {
-      llvm::handleAllErrors(store.takeError(),
-                            [](const llvm::ErrorInfoBase &error) {
-                              reportError(error.message());
-                            });
+      reportError(store.takeError());
       checkpointFailed = true;
     } else {
       for (const NonFiniteValues &found : (*store)->nonFiniteParameters()) {
         const LoadedParameter &parameter = *found.parameter;
-        reportError("tensor `" + parameter.source + "` (parameter `" +
-                    parameter.param->path + "`) holds " +
-                    describeNonFinite(found.nans, found.infinities,
-                                      parameter.param->elementCount()) +
-                    "; the model's outputs would not be numbers");
+        reportError(ErrorId::NonFiniteParameters,
+                    "tensor `" + parameter.source + "` (parameter `" +
+                        parameter.param->path + "`) holds " +
+                        describeNonFinite(found.nans, found.infinities,
+                                          parameter.param->elementCount()) +
+                        "; the model's outputs would not be numbers");
         checkpointFailed = true;
       }
     }
@@ -200,29 +199,9 @@ int runGraph(const char *argv0) {
   std::string dotPath = outputPath;
   if (render)
     dotPath += ".dot";
-  {
-    auto unwritable = [&](std::error_code ec) {
-      // Messages are lower case: `no such file or directory`.
-      std::string reason = ec.message();
-      if (!reason.empty())
-        reason[0] = llvm::toLower(reason[0]);
-      session.diags.report(diag::UnwritableFile, dotPath, reason);
-      return 1;
-    };
-    std::error_code ec;
-    llvm::raw_fd_ostream file(dotPath, ec);
-    if (ec)
-      return unwritable(ec);
-    file << dot;
-    file.close();
-    if (file.has_error()) {
-      ec = file.error();
-      file.clear_error();
-      if (llvm::sys::fs::is_regular_file(dotPath)) // never /dev/full itself
-        llvm::sys::fs::remove(dotPath);
-      return unwritable(ec);
-    }
-  }
+  if (llvm::Error error =
+          writeOutputFile(dotPath, [&](llvm::raw_ostream &os) { os << dot; }))
+    return reportError(std::move(error));
   if (!render)
     return 0;
   auto dotProgram = llvm::sys::findProgramByName("dot");
@@ -237,12 +216,11 @@ int runGraph(const char *argv0) {
   int status = llvm::sys::ExecuteAndWait(*dotProgram, args, std::nullopt, {}, 0,
                                          0, &message);
   llvm::sys::fs::remove(dotPath);
-  if (status != 0) {
-    session.diags.report(diag::UnwritableFile, outputPath.getValue(),
-                         "Graphviz `dot` failed" +
-                             (message.empty() ? "" : ": " + message));
-    return 1;
-  }
+  if (status != 0)
+    return reportError(ErrorId::OutputUnwritable,
+                       "cannot write `" + outputPath +
+                           "`: Graphviz `dot` failed" +
+                           (message.empty() ? "" : ": " + message));
   return 0;
 }
 
@@ -276,6 +254,6 @@ int main(int argc, char **argv) {
     return runRun(argv[0]);
   if (buildCommand)
     return runBuild(argv[0]);
-  llvm::errs() << "linnet: error: no command given; try `linnet --help`\n";
-  return 1;
+  return reportError(ErrorId::CommandMissing,
+                     "no command given; try `linnet --help`");
 }

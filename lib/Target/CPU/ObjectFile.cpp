@@ -14,6 +14,7 @@
 #include "linnet/Target/CPU/CpuExecutable.h"
 
 #include "linnet/Basic/Errors.h"
+#include "linnet/Basic/OutputFile.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -27,7 +28,6 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
@@ -146,18 +146,20 @@ llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
           /*optLevel=*/3, /*sizeLevel=*/0, machine.get())(llvmModule.get()))
     return optimizeError;
 
-  std::error_code ec;
-  llvm::ToolOutputFile output(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return makeError(ErrorId::TargetFailed,
-                     "cannot open " + path.str() + ": " + ec.message());
-  llvm::legacy::PassManager codegen;
-  if (machine->addPassesToEmitFile(codegen, output.os(), nullptr,
-                                   llvm::CodeGenFileType::ObjectFile))
+  bool emitted = false;
+  if (llvm::Error error =
+          writeOutputFile(path, [&](llvm::raw_pwrite_stream &os) {
+            llvm::legacy::PassManager codegen;
+            if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                             llvm::CodeGenFileType::ObjectFile))
+              return;
+            codegen.run(*llvmModule);
+            emitted = true;
+          }))
+    return error;
+  if (!emitted)
     return makeError(ErrorId::TargetFailed,
                      "the target cannot emit object files");
-  codegen.run(*llvmModule);
-  output.keep();
   return llvm::Error::success();
 }
 
