@@ -49,6 +49,10 @@ def references(case):
         a, b = pattern(37, 53, 0), pattern(53, 29, 3)
         # Products and partial sums are multiples of 1/16 below 2^10: exact in f32.
         return [a @ b, a @ b], 0.0, "exact: every partial sum is representable"
+    if case == "matmul_transposed":
+        a, w = pattern(37, 53, 0), pattern(29, 53, 3)
+        # As matmul_f32: every partial sum is exact in f32, in any order.
+        return [a @ w.T, a @ w.T], 0.0, "exact: every partial sum is representable"
     if case == "matmul_bf16":
         a, b = pattern(33, 70, 0), pattern(70, 45, 5)
         # bf16 inputs are exact (multiples of 1/4); f32 accumulation is exact;
