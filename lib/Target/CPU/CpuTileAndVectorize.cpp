@@ -25,6 +25,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 namespace linnet {
 #define GEN_PASS_DEF_LINNETCPUTILEANDVECTORIZE
 #include "Passes.h.inc"
@@ -60,6 +62,22 @@ int64_t clampToRange(int64_t tile, int64_t range) {
   return std::min(tile, range);
 }
 
+/// Whether both inputs of a contraction are read along its (single)
+/// reduction dimension: k is the last, contiguous, index of each.
+bool readsAlongReduction(linalg::LinalgOp op,
+                         const linalg::ContractionDimensions &dims) {
+  if (dims.k.size() != 1 || op.getNumDpsInputs() != 2)
+    return false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (map.getNumResults() == 0 ||
+        map.getResults().back() !=
+            getAffineDimExpr(dims.k.front(), op->getContext()))
+      return false;
+  }
+  return true;
+}
+
 CpuTileSizes
 computeTileSizes(linalg::LinalgOp op,
                  const linnet::LinnetCpuTileAndVectorizeOptions &o) {
@@ -75,6 +93,34 @@ computeTileSizes(linalg::LinalgOp op,
   FailureOr<linalg::ContractionDimensions> dims =
       isContraction(op) ? linalg::inferContractionDims(op)
                         : FailureOr<linalg::ContractionDimensions>(failure());
+  if (succeeded(dims) && readsAlongReduction(op, *dims)) {
+    // Both operands run along k (a weight in PyTorch's [out, in] layout):
+    // each output is a dot product of two contiguous rows, with the lanes
+    // along k (carried unreduced through the k loop, see
+    // carryUnreducedLanes). Threads split m and n.
+    for (unsigned d : dims->batch)
+      sizes.thread[d] = 1;
+    for (unsigned d : dims->m)
+      sizes.thread[d] = 1;
+    for (unsigned d : dims->n)
+      sizes.thread[d] = 1;
+    unsigned k = dims->k.back();
+    sizes.vector[k] = clampToRange(o.vectorLength, ranges[k]);
+    if (!dims->m.empty()) {
+      unsigned m = dims->m.back();
+      sizes.thread[m] = clampToRange(o.contractionThreadTile[0], ranges[m]);
+    }
+    if (!dims->n.empty()) {
+      unsigned n = dims->n.back();
+      constexpr int64_t kTilesPerRegion = 16;
+      int64_t chunk =
+          ShapedType::isDynamic(ranges[n])
+              ? o.contractionThreadTile[1]
+              : llvm::alignTo(llvm::divideCeil(ranges[n], kTilesPerRegion), 8);
+      sizes.thread[n] = clampToRange(chunk, ranges[n]);
+    }
+    return sizes;
+  }
   if (succeeded(dims)) {
     for (unsigned d : dims->batch)
       sizes.thread[d] = 1;
@@ -403,6 +449,148 @@ struct UnmaskZeroPaddedContraction : OpRewritePattern<vector::MaskOp> {
   }
 };
 
+/// `operand` of `contract` as a vector of the whole iteration space, where
+/// that is only a reshape: the dimensions its indexing map leaves out have
+/// size 1 and the others come in order. Null otherwise.
+Value toIterationShape(OpBuilder &b, vector::ContractionOp contract,
+                       unsigned operand) {
+  AffineMap map = contract.getIndexingMapsArray()[operand];
+  SmallVector<int64_t> shape(map.getNumDims(), 1);
+  Value value = contract->getOperand(operand);
+  auto type = cast<VectorType>(value.getType());
+  int64_t last = -1;
+  for (auto [position, result] : llvm::enumerate(map.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(result);
+    if (!dim || int64_t(dim.getPosition()) <= last)
+      return nullptr;
+    last = dim.getPosition();
+    shape[last] = type.getDimSize(position);
+  }
+  auto full = VectorType::get(shape, type.getElementType());
+  if (full == type)
+    return value;
+  return vector::ShapeCastOp::create(b, contract.getLoc(), full, value);
+}
+
+/// The reduction into `acc` (a loop's iteration argument) that the loop body
+/// performs on every iteration: a `vector.multi_reduction <add>`, or an
+/// unmasked `vector.contract` (add) whose operands reshape to the iteration
+/// space. `lanes(b)` builds, before the reduction, what it reduces (a
+/// product's factors for a contraction) and `dims` are the reduced
+/// dimensions.
+struct LaneReduction {
+  Operation *op = nullptr;
+  SmallVector<int64_t> dims;
+  /// The factors of each lane (rhs null for a plain sum).
+  std::function<std::pair<Value, Value>(OpBuilder &)> lanes;
+};
+
+std::optional<LaneReduction> matchLaneReduction(Value acc) {
+  if (!acc.hasOneUse() || !isa<FloatType>(getElementTypeOrSelf(acc.getType())))
+    return std::nullopt;
+  Operation *user = *acc.getUsers().begin();
+  LaneReduction found;
+  found.op = user;
+  if (auto reduce = dyn_cast<vector::MultiDimReductionOp>(user)) {
+    if (reduce.getKind() != vector::CombiningKind::ADD ||
+        reduce.getAcc() != acc)
+      return std::nullopt;
+    llvm::append_range(found.dims, reduce.getReductionDims());
+    found.lanes = [reduce](OpBuilder &) mutable {
+      return std::pair<Value, Value>(reduce.getSource(), nullptr);
+    };
+    return found;
+  }
+  auto contract = dyn_cast<vector::ContractionOp>(user);
+  if (!contract || contract.getKind() != vector::CombiningKind::ADD ||
+      contract.getAcc() != acc ||
+      getElementTypeOrSelf(contract.getLhs().getType()) !=
+          getElementTypeOrSelf(acc.getType()) ||
+      getElementTypeOrSelf(contract.getRhs().getType()) !=
+          getElementTypeOrSelf(acc.getType()))
+    return std::nullopt;
+  {
+    // Only where both operands reshape to the iteration space.
+    OpBuilder probe(contract);
+    for (unsigned operand : {0u, 1u}) {
+      Value shaped = toIterationShape(probe, contract, operand);
+      if (!shaped)
+        return std::nullopt;
+      if (shaped != contract->getOperand(operand))
+        shaped.getDefiningOp()->erase();
+    }
+  }
+  for (auto [d, iterator] : llvm::enumerate(contract.getIteratorTypesArray()))
+    if (iterator == vector::IteratorType::reduction)
+      found.dims.push_back(d);
+  found.lanes = [contract](OpBuilder &b) mutable {
+    return std::pair<Value, Value>(toIterationShape(b, contract, 0),
+                                   toIterationShape(b, contract, 1));
+  };
+  return found;
+}
+
+/// A reduction loop that folds every iteration's lanes into its accumulator
+/// (a dot product along the innermost, contiguous dimension: the experts'
+/// matmuls, a weight read row by row) pays a horizontal reduction per
+/// iteration. Carry the unreduced lanes instead, added lane by lane (an FMA
+/// for a product), and reduce them once after the loop.
+void carryUnreducedLanes(RewriterBase &rewriter, scf::ForOp loop) {
+  for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i) {
+    BlockArgument acc = loop.getRegionIterArgs()[i];
+    std::optional<LaneReduction> reduction = matchLaneReduction(acc);
+    if (!reduction)
+      continue;
+    Value result = reduction->op->getResult(0);
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    if (!result.hasOneUse() || *result.getUsers().begin() != yield ||
+        yield.getOperand(i) != result)
+      continue;
+    Location loc = reduction->op->getLoc();
+    // The lanes' type: the iteration space of the reduction.
+    auto accType = cast<VectorType>(acc.getType());
+    SmallVector<int64_t> shape;
+    {
+      OpBuilder probe(reduction->op);
+      auto [lhs, rhs] = reduction->lanes(probe);
+      shape.assign(cast<VectorType>(lhs.getType()).getShape().begin(),
+                   cast<VectorType>(lhs.getType()).getShape().end());
+      for (Value made : {lhs, rhs})
+        if (made && made.getDefiningOp() &&
+            isa<vector::ShapeCastOp>(made.getDefiningOp()) && made.use_empty())
+          made.getDefiningOp()->erase();
+    }
+    auto lanesType = VectorType::get(shape, accType.getElementType());
+    rewriter.setInsertionPoint(loop);
+    Value zero = arith::ConstantOp::create(rewriter, loc, lanesType,
+                                           rewriter.getZeroAttr(lanesType));
+    LaneReduction matched = *reduction;
+    FailureOr<LoopLikeOpInterface> widened = loop.replaceWithAdditionalYields(
+        rewriter, zero, /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &b, Location, ArrayRef<BlockArgument> carried) {
+          b.setInsertionPoint(matched.op);
+          auto [lhs, rhs] = matched.lanes(b);
+          Value sum =
+              rhs ? vector::FMAOp::create(b, loc, lhs, rhs, carried[0])
+                        .getResult()
+                  : arith::AddFOp::create(b, loc, carried[0], lhs).getResult();
+          return SmallVector<Value>{sum};
+        });
+    if (failed(widened))
+      return;
+    auto newLoop = cast<scf::ForOp>(widened->getOperation());
+    // The old accumulator now passes through the loop unchanged.
+    rewriter.replaceOp(matched.op, newLoop.getRegionIterArgs()[i]);
+    rewriter.setInsertionPointAfter(newLoop);
+    Value lanes = newLoop.getResults().back();
+    Value init = newLoop.getResult(i);
+    auto reduced = vector::MultiDimReductionOp::create(
+        rewriter, loc, vector::CombiningKind::ADD, lanes, init, matched.dims);
+    rewriter.replaceAllUsesExcept(init, reduced.getResult(), reduced);
+    loop = newLoop;
+  }
+}
+
 struct CpuTileAndVectorizePass
     : linnet::impl::LinnetCpuTileAndVectorizeBase<CpuTileAndVectorizePass> {
   using Base::Base;
@@ -431,7 +619,11 @@ struct CpuTileAndVectorizePass
       linalg::LinalgOp root;
       func.walk<WalkOrder::PostOrder, ReverseIterator>(
           [&](linalg::LinalgOp op) {
-            if (op->hasAttr(kDispatchedMarker) || !op.hasPureTensorSemantics())
+            // An op inside an scf.forall is in a dispatch region already
+            // (one the lowering made, as for linnet.expert_matmul).
+            if (op->hasAttr(kDispatchedMarker) ||
+                !op.hasPureTensorSemantics() ||
+                op->getParentOfType<scf::ForallOp>())
               return WalkResult::advance();
             root = op;
             return WalkResult::interrupt();
@@ -482,6 +674,10 @@ struct CpuTileAndVectorizePass
       moveLoopInvariantCode(loop);
       (void)hoistLoopInvariantSubsets(rewriter, loop);
     }
+    loops.clear();
+    func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (LoopLikeOpInterface loop : loops)
+      carryUnreducedLanes(rewriter, cast<scf::ForOp>(loop.getOperation()));
   }
 };
 

@@ -1,0 +1,502 @@
+#!/usr/bin/env python3
+"""Prefill and decode tokens/s of linnet next to llama.cpp, on the same random checkpoint.
+
+    /usr/bin/python3 bench/llama_cpp.py [--build DIR] [--sizes small|NAME=VALUE...]
+        [--dtype f32|bf16|both] [--threads 1,2] [--repetitions 3] [--cache DIR]
+
+For each dtype: writes a random qwen3_5_moe checkpoint with `linnet init-checkpoint`, converts it
+to GGUF with llama.cpp's own convert_hf_to_gguf.py (`--outtype` the same dtype), compiles it with
+`linnet build` into a standalone binary (so no JIT time is in any figure), then for each thread
+count measures
+
+  llama.cpp  `llama-bench -p 256 -n 0` (prefill of 256 tokens at position 0) and
+             `llama-bench -p 0 -n 64 -d 256` (64 single-token decodes after 256 tokens of context),
+             each `-r` repetitions, llama-bench's average tokens/s;
+  linnet     the binary's `--script` (a prefill call of 256 tokens at pos 0, then 64 decode calls
+             at pos 256..319) with OMP_NUM_THREADS = threads, `-r` times: prefill tok/s =
+             256 / median prefill call, decode tok/s = 1 / median decode call (all runs pooled),
+             as printed by `--timings`;
+
+and prints one table with the ratio linnet / llama.cpp (above 1: linnet is faster). Then checks
+that both systems generate the same greedy tokens from the 256-token prompt (llama.cpp through
+bench/llama_cpp_greedy.cpp, linnet through `--prompt-tokens --generate`) and how far apart the
+prompt's last logits are.
+
+llama.cpp comes from PyPI's llama-cpp-python sdist (its vendor/llama.cpp), unpacked and built
+(CPU only, Release, static, -march=native) under --cache (default ~/.cache/linnet-bench); a
+second run reuses the build. The converter runs in a venv there (system site packages, so
+Debian's python3-torch and numpy; PyPI's transformers and tokenizers), with two adaptations
+that this script makes at run time and says so: Debian's torch 1.13 lacks the float8 dtypes the
+converter names in a table (stand-ins are set; no tensor here is float8), and the generated
+tokenizer's pre-tokenizer hash is not in the converter's list of known ones (it is recorded as
+`qwen35`; the benchmark feeds token ids, never text). Builds, conversion and checkpoint writing
+run under `nice -n 19`; the measured runs at the script's own priority.
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODEL = os.path.join(TOP, "models", "qwen3_5_moe")
+GREEDY_SOURCE = os.path.join(TOP, "bench", "llama_cpp_greedy.cpp")
+DEBIAN_PYTHON = "/usr/bin/python3"
+NICE = ["nice", "-n", "19"]
+
+SMALL = dict(Vocab=4096, H=256, Heads=4, KvHeads=2, HeadDim=64, KeyHeads=2, ValueHeads=4,
+             KeyDim=32, ValueDim=32, Conv=256, Width=4, Experts=16, TopK=4, ExpertInner=128,
+             SharedInner=128, Groups=2, MaxSeq=512)
+
+LLAMA_TARGETS = ["llama-bench", "llama"]
+LLAMA_CMAKE_OPTIONS = ["-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF",
+                       "-DBUILD_SHARED_LIBS=OFF", "-DGGML_NATIVE=ON", "-DGGML_CUDA=OFF",
+                       "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_SERVER=OFF",
+                       "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_TOOLS=ON"]
+
+# Runs convert_hf_to_gguf.py with the two adaptations the module docstring describes.
+CONVERTER_SHIM = r'''
+import os, runpy, sys
+llama = sys.argv.pop(1)
+import torch
+for name, stand_in in (("float8_e4m3fn", "complex32"), ("float8_e5m2", "qint8")):
+    if not hasattr(torch, name):
+        print(f"llama_cpp.py: torch {torch.__version__} has no {name}; {stand_in} stands in",
+              file=sys.stderr)
+        setattr(torch, name, getattr(torch, stand_in))
+sys.path.insert(0, llama)
+sys.path.insert(1, os.path.join(llama, "gguf-py"))
+from conversion import base
+known_pre = base.TextModel.get_vocab_base_pre
+def pre_or_qwen35(self, tokenizer):
+    try:
+        return known_pre(self, tokenizer)
+    except NotImplementedError:
+        print("llama_cpp.py: generated tokenizer, pre-tokenizer recorded as qwen35", file=sys.stderr)
+        return "qwen35"
+base.TextModel.get_vocab_base_pre = pre_or_qwen35
+sys.argv[0] = os.path.join(llama, "convert_hf_to_gguf.py")
+runpy.run_path(sys.argv[0], run_name="__main__")
+'''
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def run(cmd, env=None, cwd=None, quiet=True):
+    """Runs cmd; on failure exits with its output. Returns (stdout, stderr)."""
+    result = subprocess.run(cmd, capture_output=quiet, text=True, env=env, cwd=cwd)
+    if result.returncode != 0:
+        sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n"
+                 f"{(result.stdout or '')[-4000:]}{(result.stderr or '')[-4000:]}")
+    return result.stdout, result.stderr
+
+
+def parse_sizes(items):
+    """`small` and NAME=VALUE items over the default sizes; Conv follows the DeltaNet sizes
+    unless it is given."""
+    sizes = dict(SMALL)
+    given = set()
+    for item in items:
+        if item == "small":
+            continue
+        name, sep, value = item.partition("=")
+        if not sep or not value.isdigit():
+            sys.exit(f"--sizes: `{item}` is neither `small` nor NAME=VALUE")
+        sizes[name] = int(value)
+        given.add(name)
+    if "Conv" not in given:
+        sizes["Conv"] = 2 * sizes["KeyHeads"] * sizes["KeyDim"] + sizes["ValueHeads"] * sizes["ValueDim"]
+    return sizes
+
+
+def machine():
+    model = "unknown"
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        model = re.search(r"Model name:\s*(.+)", out).group(1).strip()
+    except (OSError, AttributeError):
+        pass
+    nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+    return nproc, model
+
+
+def load_average():
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+# --- llama.cpp: source, build, converter environment -------------------------------------------
+
+def llama_source(cache):
+    """The unpacked llama-cpp-python sdist's vendor/llama.cpp (downloaded once)."""
+    sdists = os.path.join(cache, "sdist")
+    os.makedirs(sdists, exist_ok=True)
+    tarballs = sorted(f for f in os.listdir(sdists) if f.endswith(".tar.gz"))
+    if not tarballs:
+        log("downloading the llama-cpp-python sdist from PyPI")
+        run(NICE + [DEBIAN_PYTHON, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
+                    "llama-cpp-python", "-d", sdists])
+        tarballs = sorted(f for f in os.listdir(sdists) if f.endswith(".tar.gz"))
+    tarball = tarballs[-1]
+    name = tarball[:-len(".tar.gz")]
+    src = os.path.join(cache, "src")
+    llama = os.path.join(src, name, "vendor", "llama.cpp")
+    if not os.path.isfile(os.path.join(llama, "convert_hf_to_gguf.py")):
+        log(f"unpacking {tarball}")
+        os.makedirs(src, exist_ok=True)
+        with tarfile.open(os.path.join(sdists, tarball)) as archive:
+            archive.extractall(src)
+    return name, llama
+
+
+def llama_build(cache, name, llama, jobs):
+    """Builds llama-bench and libllama once; a stamp records the options it was built with."""
+    build = os.path.join(cache, "build", name)
+    stamp = os.path.join(build, "linnet-bench.stamp")
+    key = json.dumps([LLAMA_CMAKE_OPTIONS, LLAMA_TARGETS])
+    bench = os.path.join(build, "bin", "llama-bench")
+    if os.path.isfile(stamp) and open(stamp).read() == key and os.path.isfile(bench):
+        return build, False
+    log(f"building llama.cpp ({', '.join(LLAMA_TARGETS)}) in {build}; "
+        "about 25 minutes on 2 shared cores")
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    run(NICE + ["cmake", "-S", llama, "-B", build, *generator, *LLAMA_CMAKE_OPTIONS])
+    run(NICE + ["cmake", "--build", build, "-j", str(jobs), "--target", *LLAMA_TARGETS])
+    with open(stamp, "w") as f:
+        f.write(key)
+    return build, True
+
+
+def greedy_binary(cache, build, llama):
+    """bench/llama_cpp_greedy.cpp linked against the static libllama, rebuilt when either
+    changes."""
+    libs = {}
+    for root, _, files in os.walk(build):
+        for f in files:
+            if f in ("libllama.a", "libggml.a", "libggml-cpu.a", "libggml-base.a"):
+                libs[f] = os.path.join(root, f)
+    order = ["libllama.a", "libggml.a", "libggml-cpu.a", "libggml-base.a"]
+    missing = [f for f in order if f not in libs]
+    if missing:
+        sys.exit(f"llama.cpp build has no {', '.join(missing)}")
+    digest = hashlib.sha256(open(GREEDY_SOURCE, "rb").read())
+    for f in order:
+        digest.update(str(os.path.getmtime(libs[f])).encode())
+    binary = os.path.join(build, f"llama_cpp_greedy-{digest.hexdigest()[:12]}")
+    if not os.path.isfile(binary):
+        log("compiling bench/llama_cpp_greedy.cpp")
+        run(NICE + ["g++", "-O2", "-std=c++17", "-I", os.path.join(llama, "include"),
+                    "-I", os.path.join(llama, "ggml", "include"), GREEDY_SOURCE,
+                    *[libs[f] for f in order], "-fopenmp", "-lpthread", "-ldl", "-o", binary])
+    return binary
+
+
+def converter_python(cache):
+    """A venv's python that has torch (Debian's), numpy (Debian's), transformers and tokenizers."""
+    try:
+        run([DEBIAN_PYTHON, "-c", "import torch"])
+    except SystemExit:
+        log("installing Debian's python3-torch (the converter needs torch)")
+        run(NICE + ["apt-get", "install", "-y", "python3-torch"],
+            env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+    venv = os.path.join(cache, "venv")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.isfile(python):
+        log(f"making the converter's venv {venv}")
+        run(NICE + [DEBIAN_PYTHON, "-m", "venv", "--system-site-packages", venv])
+    probe = subprocess.run([python, "-c", "import transformers, tokenizers, torch, numpy"],
+                           capture_output=True)
+    if probe.returncode != 0:
+        log("installing transformers and tokenizers from PyPI into the venv")
+        run(NICE + [python, "-m", "pip", "install", "-q", "transformers", "tokenizers"])
+    return python
+
+
+# --- checkpoint, tokenizer, conversion ----------------------------------------------------------
+
+def bytes_to_unicode():
+    """GPT-2's byte-level alphabet: one printable character for each byte."""
+    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+                 + list(range(ord("®"), ord("ÿ") + 1)))
+    codes = {b: b for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in codes:
+            codes[b] = 256 + extra
+            extra += 1
+    return [chr(codes[b]) for b in range(256)]
+
+
+def write_tokenizer(folder, vocab_size):
+    """A byte-level BPE tokenizer.json of exactly vocab_size tokens: the 256 bytes, merges that
+    grow strings of letters breadth-first, and `<|endoftext|>` as the last id (end of text)."""
+    if vocab_size < 258:
+        sys.exit("the generated tokenizer needs Vocab >= 258")
+    chars = bytes_to_unicode()
+    vocab = {c: i for i, c in enumerate(chars)}
+    letters = [chars[b] for b in b"etaoinsrhldcumfpgwybvkxjqz ETAOINSRHLDCUMFPGWYBVKXJQZ"]
+    merges, frontier, want = [], list(letters), vocab_size - 1
+    while len(vocab) < want:
+        grown = []
+        for left in frontier:
+            for right in letters:
+                if len(vocab) == want:
+                    break
+                if left + right not in vocab:
+                    vocab[left + right] = len(vocab)
+                    merges.append(f"{left} {right}")
+                    grown.append(left + right)
+        frontier = grown
+    eos = "<|endoftext|>"
+    vocab[eos] = len(vocab)
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                  "use_regex": True}
+    tokenizer = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": vocab[eos], "content": eos, "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": False, "special": True}],
+        "normalizer": None, "pre_tokenizer": byte_level, "post_processor": None,
+        "decoder": byte_level,
+        "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": vocab, "merges": merges},
+    }
+    with open(os.path.join(folder, "tokenizer.json"), "w") as f:
+        json.dump(tokenizer, f)
+    with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": eos,
+                   "add_bos_token": False, "model_max_length": 1 << 20}, f)
+
+
+def parameter_bytes(checkpoint):
+    """(parameter count, bytes of tensor data) from the checkpoint's safetensors headers."""
+    count = size = 0
+    for f in sorted(os.listdir(checkpoint)):
+        if not f.endswith(".safetensors"):
+            continue
+        with open(os.path.join(checkpoint, f), "rb") as stream:
+            header = json.loads(stream.read(struct.unpack("<Q", stream.read(8))[0]))
+        for name, tensor in header.items():
+            if name == "__metadata__":
+                continue
+            elements = 1
+            for d in tensor["shape"]:
+                elements *= d
+            count += elements
+            size += tensor["data_offsets"][1] - tensor["data_offsets"][0]
+    return count, size
+
+
+def prepare(dtype, sizes, work, linnet, llama, converter):
+    """Checkpoint, GGUF and linnet binary of one dtype."""
+    checkpoint = os.path.join(work, f"ckpt-{dtype}")
+    binds = [f"--bind={k}={v}" for k, v in sizes.items()]
+    log(f"{dtype}: linnet init-checkpoint")
+    run(NICE + [linnet, "init-checkpoint", MODEL, *binds, "--dtype", dtype, "--seed", "1",
+                "-o", checkpoint])
+
+    # The converter reads config.json, the safetensors and the tokenizer from one folder; the
+    # checkpoint's own folder stays as linnet wrote it.
+    hf = os.path.join(work, f"hf-{dtype}")
+    os.makedirs(hf)
+    for f in os.listdir(checkpoint):
+        os.symlink(os.path.join(checkpoint, f), os.path.join(hf, f))
+    write_tokenizer(hf, sizes["Vocab"])
+    gguf = os.path.join(work, f"model-{dtype}.gguf")
+    log(f"{dtype}: convert_hf_to_gguf.py --outtype {dtype}")
+    shim = os.path.join(work, "convert_shim.py")
+    with open(shim, "w") as f:
+        f.write(CONVERTER_SHIM)
+    _, err = run(NICE + [converter, shim, llama, hf, "--outtype", dtype, "--no-mtp",
+                         "--outfile", gguf])
+    notes = sorted(set(re.findall(r"llama_cpp\.py: .*", err)))
+
+    binary = os.path.join(work, f"linnet-{dtype}")
+    log(f"{dtype}: linnet build")
+    start = time.perf_counter()
+    run(NICE + [linnet, "build", MODEL, "--bind", os.path.join(checkpoint, "config.json"),
+                "--bind=Batch=1", "-o", binary])
+    return checkpoint, gguf, binary, time.perf_counter() - start, notes
+
+
+# --- measurements -------------------------------------------------------------------------------
+
+def llama_bench(bench, gguf, threads, reps, prompt, decode, depth):
+    """{"prefill"|"decode": (median, mean, stddev) of llama-bench's tokens/s over repetitions}."""
+    def one(extra):
+        out, _ = run([bench, "-m", gguf, "-t", str(threads), "-r", str(reps), "-o", "json",
+                      *extra])
+        [test] = json.loads(out)
+        return statistics.median(test["samples_ts"]), test["avg_ts"], test["stddev_ts"]
+    return {"prefill": one(["-p", str(prompt), "-n", "0"]),
+            "decode": one(["-p", "0", "-n", str(decode), "-d", str(depth)])}
+
+
+def linnet_generate(binary, checkpoint, prompt, decode, threads, reps):
+    """Greedy generation of decode + 1 tokens from the prompt (a prefill, then `decode` decode
+    calls), `reps` times: (median prefill tok/s, median decode tok/s, the generated ids)."""
+    prefills, decodes, ids = [], [], None
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    for _ in range(reps):
+        out, err = run([binary, "--checkpoint", checkpoint, "--prompt-tokens",
+                        ",".join(map(str, prompt)), "--generate", str(decode + 1), "--timings"],
+                       env=env)
+        prefill = re.search(r"prefill ([0-9.]+) s \((\d+) tokens\)", err)
+        rate = re.search(r"decode [0-9.]+ s \(([0-9.]+) tokens/s\)", err)
+        if not prefill or not rate:
+            sys.exit(f"no prefill/decode timings in:\n{err}")
+        prefills.append(int(prefill.group(2)) / float(prefill.group(1)))
+        decodes.append(float(rate.group(1)))
+        ids = ids or [int(x) for x in out.split()]
+    return statistics.median(prefills), statistics.median(decodes), ids
+
+
+def linnet_script(binary, checkpoint, script, out, threads):
+    """One run of the script (prefill call, then decode calls): (prefill tok/s, 1 / median
+    decode call); the calls are printed to the millisecond."""
+    _, err = run([binary, "--checkpoint", checkpoint, "--script", script, "--out", out,
+                  "--timings"], env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    calls = re.findall(r"call \d+ (\w+) ([0-9.]+) s \((\d+) tokens\)", err)
+    prefill = [int(n) / float(t) for entry, t, n in calls if entry == "prefill"]
+    decodes = [float(t) for entry, t, _ in calls if entry == "decode"]
+    median = statistics.median(decodes)
+    return prefill[0], (1 / median if median > 0 else float("inf"))
+
+
+def llama_greedy(greedy, gguf, prompt, steps, work):
+    """llama.cpp's greedy ids (1 thread) and its logits at the prompt's last position."""
+    import numpy as np
+    logits = os.path.join(work, "llama_logits.f32")
+    out, _ = run([greedy, gguf, "1", ",".join(map(str, prompt)), str(steps), logits])
+    return [int(x) for x in out.strip().split(",")], np.fromfile(logits, dtype=np.float32)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", default=os.path.join(TOP, "build"),
+                        help="linnet's build folder (its bin/linnet)")
+    parser.add_argument("--sizes", nargs="+", default=["small"],
+                        help="`small` (the default sizes) and/or NAME=VALUE overrides")
+    parser.add_argument("--dtype", choices=["f32", "bf16", "both"], default="both")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--repetitions", "-r", type=int, default=5)
+    parser.add_argument("--prompt", type=int, default=256, help="prefill tokens")
+    parser.add_argument("--decode", type=int, default=64, help="decode steps")
+    parser.add_argument("--cache", default=os.path.expanduser("~/.cache/linnet-bench"))
+    parser.add_argument("--jobs", type=int, default=2, help="parallel jobs of the llama.cpp build")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    args = parser.parse_args()
+
+    began = time.perf_counter()
+    linnet = os.path.join(args.build, "bin", "linnet")
+    if not os.access(linnet, os.X_OK):
+        sys.exit(f"no linnet at {linnet}")
+    sizes = parse_sizes(args.sizes)
+    if sizes["MaxSeq"] < args.prompt + args.decode:
+        sys.exit(f"MaxSeq {sizes['MaxSeq']} < prompt {args.prompt} + decode {args.decode}")
+    dtypes = ["f32", "bf16"] if args.dtype == "both" else [args.dtype]
+    threads = [int(t) for t in args.threads.split(",")]
+    load_before = load_average()
+
+    name, llama = llama_source(args.cache)
+    build, built = llama_build(args.cache, name, llama, args.jobs)
+    bench = os.path.join(build, "bin", "llama-bench")
+    greedy = greedy_binary(args.cache, build, llama)
+    converter = converter_python(args.cache)
+    setup_s = time.perf_counter() - began
+
+    work = tempfile.mkdtemp(prefix="linnet-llama-cpp-")
+    prompt = [(7919 * i + 13) % sizes["Vocab"] for i in range(args.prompt)]
+    script = os.path.join(work, "script.json")
+    calls = [{"entry": "prefill", "tokens": [prompt], "pos": 0}]
+    steps = [(104729 * i + 7) % sizes["Vocab"] for i in range(args.decode)]
+    calls += [{"entry": "decode", "tokens": [[t]], "pos": args.prompt + i}
+              for i, t in enumerate(steps)]
+    with open(script, "w") as f:
+        json.dump({"calls": calls}, f)
+
+    import numpy as np
+    rows, checks, details = [], [], []
+    for dtype in dtypes:
+        checkpoint, gguf, binary, build_s, notes = prepare(dtype, sizes, work, linnet, llama,
+                                                           converter)
+        count, size = parameter_bytes(checkpoint)
+        details.append(f"{dtype}: {count} parameters, {size} parameter bytes "
+                       f"({size / 1e6:.1f} MB); GGUF {os.path.getsize(gguf) / 1e6:.1f} MB; "
+                       f"linnet build {build_s:.0f} s")
+        details += [f"{dtype}: {note}" for note in notes]
+        out = os.path.join(work, f"out-{dtype}")
+        os.makedirs(out)
+        log(f"{dtype}: llama.cpp's greedy tokens")
+        theirs, their_logits = llama_greedy(greedy, gguf, prompt, args.decode + 1, work)
+        for t in threads:
+            log(f"{dtype}, {t} thread(s): llama-bench, then linnet")
+            llama_rates = llama_bench(bench, gguf, t, args.repetitions, args.prompt,
+                                      args.decode, args.prompt)
+            prefill, decode, ours = linnet_generate(binary, checkpoint, prompt, args.decode, t,
+                                                    args.repetitions)
+            script_prefill, script_decode = linnet_script(binary, checkpoint, script, out, t)
+            lp, ld = llama_rates["prefill"][0], llama_rates["decode"][0]
+            rows.append((dtype, t, lp, prefill, ld, decode))
+            details.append(
+                f"{dtype} t={t}: llama-bench mean ± stddev: prefill "
+                f"{llama_rates['prefill'][1]:.1f} ± {llama_rates['prefill'][2]:.1f}, decode "
+                f"{llama_rates['decode'][1]:.1f} ± {llama_rates['decode'][2]:.1f} tok/s; "
+                f"linnet --script (one run, calls timed to the ms): prefill "
+                f"{script_prefill:.1f}, 1 / median decode call {script_decode:.1f} tok/s")
+            ours_logits = np.load(os.path.join(out, "call_0.npy")).reshape(-1)
+            checks.append((dtype, t, theirs, ours,
+                           float(np.max(np.abs(their_logits - ours_logits))),
+                           float(np.max(np.abs(ours_logits)))))
+
+    nproc, cpu = machine()
+    print(f"machine: nproc {nproc}, CPU {cpu}; load average {load_before} at the start, "
+          f"{load_average()} at the end; {time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"llama.cpp: {name} (vendor/llama.cpp), llama-bench; linnet: {linnet}, "
+          f"a `linnet build` binary per dtype (no JIT in any figure)")
+    print("sizes: " + " ".join(f"{k}={v}" for k, v in sizes.items())
+          + f" ({4 * sizes['Groups']} layers), Batch=1")
+    print(f"prefill: {args.prompt} tokens at position 0; decode: {args.decode} steps at positions "
+          f"{args.prompt}..{args.prompt + args.decode - 1}; median of {args.repetitions} "
+          "repetitions (llama-bench -r; linnet --prompt-tokens --generate "
+          f"{args.decode + 1} --timings)")
+    for line in details:
+        print("  " + line)
+    print()
+    print("dtype  threads  prefill tok/s: llama.cpp   linnet  ratio   "
+          "decode tok/s: llama.cpp   linnet  ratio")
+    for dtype, t, lp, np_, ld, nd in rows:
+        print(f"{dtype:5s}  {t:7d}  {lp:23.1f} {np_:8.1f} {np_ / lp:6.2f}   "
+              f"{ld:22.1f} {nd:8.1f} {nd / ld:6.2f}")
+    print()
+    for dtype, t, theirs, ours, diff, scale in checks:
+        same = sum(1 for a, b in zip(theirs, ours) if a == b)
+        first = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), None)
+        verdict = ("agree" if theirs == ours else
+                   f"DIFFER from token {first} ({same}/{len(theirs)} equal)")
+        print(f"greedy {dtype}, linnet at {t} thread(s) vs llama.cpp at 1: {len(theirs)} tokens "
+              f"from the {args.prompt}-token prompt {verdict}; last prompt position's logits: "
+              f"max |llama.cpp - linnet| = {diff:.3g} (max |logit| {scale:.3g})")
+        if theirs != ours:
+            print(f"  llama.cpp: {theirs}\n  linnet:    {ours}")
+    print(f"time: {time.perf_counter() - began:.0f} s in all, {setup_s:.0f} s of it llama.cpp "
+          f"setup ({'built now' if built else 'cached build'})")
+    if args.keep:
+        print(f"work folder: {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
