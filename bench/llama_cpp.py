@@ -2,25 +2,31 @@
 """Prefill and decode tokens/s of linnet next to llama.cpp, on the same random checkpoint.
 
     /usr/bin/python3 bench/llama_cpp.py [--build DIR] [--sizes small|NAME=VALUE...]
-        [--dtype f32|bf16|both] [--threads 1,2] [--repetitions 3] [--cache DIR]
+        [--dtype f32|bf16|both] [--threads 1,2] [--repetitions 5] [--cache DIR] [--keep]
 
 For each dtype: writes a random qwen3_5_moe checkpoint with `linnet init-checkpoint`, converts it
 to GGUF with llama.cpp's own convert_hf_to_gguf.py (`--outtype` the same dtype), compiles it with
 `linnet build` into a standalone binary (so no JIT time is in any figure), then for each thread
-count measures
+count measures, `-r` repetitions each and the median of them:
 
-  llama.cpp  `llama-bench -p 256 -n 0` (prefill of 256 tokens at position 0) and
-             `llama-bench -p 0 -n 64 -d 256` (64 single-token decodes after 256 tokens of context),
-             each `-r` repetitions, llama-bench's average tokens/s;
-  linnet     the binary's `--script` (a prefill call of 256 tokens at pos 0, then 64 decode calls
-             at pos 256..319) with OMP_NUM_THREADS = threads, `-r` times: prefill tok/s =
-             256 / median prefill call, decode tok/s = 1 / median decode call (all runs pooled),
-             as printed by `--timings`;
+  llama.cpp  `llama-bench -p 256 -n 0` (a prefill of 256 tokens at position 0, after its
+             warm-up run) and `llama-bench -p 0 -n 64 -d 256` (64 one-token decodes after 256
+             tokens of context, as linnet's are), with `-t threads`;
+  linnet     OMP_NUM_THREADS = threads; prefill: the binary's `--script` of two prefill calls of
+             the 256 tokens at position 0 (the first warms up, as llama-bench's does) and 64
+             decode calls, tok/s = 256 / the second call's seconds; decode: the binary's
+             `--prompt-tokens <the 256 ids> --generate 65 --timings`, one prefill then 64 greedy
+             decode calls at positions 256..319, tok/s as it prints it (64 / their summed time);
 
-and prints one table with the ratio linnet / llama.cpp (above 1: linnet is faster). Then checks
-that both systems generate the same greedy tokens from the 256-token prompt (llama.cpp through
-bench/llama_cpp_greedy.cpp, linnet through `--prompt-tokens --generate`) and how far apart the
-prompt's last logits are.
+and prints one table with the ratio linnet / llama.cpp (above 1: linnet is faster). `--timings`
+prints each script call to the millisecond and a decode call takes about one, so the script's
+1 / median decode call moves in steps of 1000, 500, 333 tok/s: it is printed beside the table,
+not in it.
+
+Then compares greedy tokens and logits: llama.cpp's 65 greedy tokens from the same prompt
+(bench/llama_cpp_greedy.cpp over libllama, 1 thread, and the logits of the prompt's last
+position), linnet's from the runs above (the logits from the script's prefill call), and the numpy
+reference's (test/reference/qwen3_5_moe.py in float32, bf16 weights widened).
 
 llama.cpp comes from PyPI's llama-cpp-python sdist (its vendor/llama.cpp), unpacked and built
 (CPU only, Release, static, -march=native) under --cache (default ~/.cache/linnet-bench); a
@@ -29,8 +35,9 @@ Debian's python3-torch and numpy; PyPI's transformers and tokenizers), with two 
 that this script makes at run time and says so: Debian's torch 1.13 lacks the float8 dtypes the
 converter names in a table (stand-ins are set; no tensor here is float8), and the generated
 tokenizer's pre-tokenizer hash is not in the converter's list of known ones (it is recorded as
-`qwen35`; the benchmark feeds token ids, never text). Builds, conversion and checkpoint writing
-run under `nice -n 19`; the measured runs at the script's own priority.
+`qwen35`; the benchmark feeds token ids, never text). llama.cpp's qwen35moe takes both DeltaNet
+head sizes from one field, so KeyDim must equal ValueDim. Builds, conversion and checkpoint
+writing run under `nice -n 19`; the measured runs at the script's own priority.
 """
 import argparse
 import hashlib
@@ -92,9 +99,9 @@ def log(message):
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def run(cmd, env=None, cwd=None, quiet=True):
+def run(cmd, env=None):
     """Runs cmd; on failure exits with its output. Returns (stdout, stderr)."""
-    result = subprocess.run(cmd, capture_output=quiet, text=True, env=env, cwd=cwd)
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n"
                  f"{(result.stdout or '')[-4000:]}{(result.stderr or '')[-4000:]}")
@@ -116,6 +123,10 @@ def parse_sizes(items):
         given.add(name)
     if "Conv" not in given:
         sizes["Conv"] = 2 * sizes["KeyHeads"] * sizes["KeyDim"] + sizes["ValueHeads"] * sizes["ValueDim"]
+    if sizes["KeyDim"] != sizes["ValueDim"]:
+        # src/models/qwen35moe.cpp takes both head sizes from one GGUF field (ssm.state_size).
+        sys.exit(f"--sizes: llama.cpp's qwen35moe needs KeyDim == ValueDim (here {sizes['KeyDim']} "
+                 f"and {sizes['ValueDim']})")
     return sizes
 
 
@@ -128,6 +139,14 @@ def machine():
         pass
     nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
     return nproc, model
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def spread(values):
+    return f"{min(values):.0f}..{max(values):.0f}"
 
 
 def load_average():
@@ -167,7 +186,7 @@ def llama_build(cache, name, llama, jobs):
     if os.path.isfile(stamp) and open(stamp).read() == key and os.path.isfile(bench):
         return build, False
     log(f"building llama.cpp ({', '.join(LLAMA_TARGETS)}) in {build}; "
-        "about 25 minutes on 2 shared cores")
+        "about 10 minutes on 2 shared cores")
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
     run(NICE + ["cmake", "-S", llama, "-B", build, *generator, *LLAMA_CMAKE_OPTIONS])
     run(NICE + ["cmake", "--build", build, "-j", str(jobs), "--target", *LLAMA_TARGETS])
@@ -331,46 +350,41 @@ def prepare(dtype, sizes, work, linnet, llama, converter):
 
 # --- measurements -------------------------------------------------------------------------------
 
-def llama_bench(bench, gguf, threads, reps, prompt, decode, depth):
-    """{"prefill"|"decode": (median, mean, stddev) of llama-bench's tokens/s over repetitions}."""
+def llama_bench(bench, gguf, threads, prompt, decode, depth):
+    """One repetition of each llama-bench test: (prefill tok/s, decode tok/s)."""
     def one(extra):
-        out, _ = run([bench, "-m", gguf, "-t", str(threads), "-r", str(reps), "-o", "json",
-                      *extra])
+        out, _ = run([bench, "-m", gguf, "-t", str(threads), "-r", "1", "-o", "json", *extra])
         [test] = json.loads(out)
-        return statistics.median(test["samples_ts"]), test["avg_ts"], test["stddev_ts"]
-    return {"prefill": one(["-p", str(prompt), "-n", "0"]),
-            "decode": one(["-p", "0", "-n", str(decode), "-d", str(depth)])}
-
-
-def linnet_generate(binary, checkpoint, prompt, decode, threads, reps):
-    """Greedy generation of decode + 1 tokens from the prompt (a prefill, then `decode` decode
-    calls), `reps` times: (median prefill tok/s, median decode tok/s, the generated ids)."""
-    prefills, decodes, ids = [], [], None
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    for _ in range(reps):
-        out, err = run([binary, "--checkpoint", checkpoint, "--prompt-tokens",
-                        ",".join(map(str, prompt)), "--generate", str(decode + 1), "--timings"],
-                       env=env)
-        prefill = re.search(r"prefill ([0-9.]+) s \((\d+) tokens\)", err)
-        rate = re.search(r"decode [0-9.]+ s \(([0-9.]+) tokens/s\)", err)
-        if not prefill or not rate:
-            sys.exit(f"no prefill/decode timings in:\n{err}")
-        prefills.append(int(prefill.group(2)) / float(prefill.group(1)))
-        decodes.append(float(rate.group(1)))
-        ids = ids or [int(x) for x in out.split()]
-    return statistics.median(prefills), statistics.median(decodes), ids
+        return test["avg_ts"]
+    return (one(["-p", str(prompt), "-n", "0"]),
+            one(["-p", "0", "-n", str(decode), "-d", str(depth)]))
 
 
 def linnet_script(binary, checkpoint, script, out, threads):
-    """One run of the script (prefill call, then decode calls): (prefill tok/s, 1 / median
-    decode call); the calls are printed to the millisecond."""
+    """One run of the script (a warm-up prefill at pos 0, the measured prefill at pos 0, then the
+    decode calls): (tok/s of the second prefill call, the decode calls' seconds, to the ms)."""
     _, err = run([binary, "--checkpoint", checkpoint, "--script", script, "--out", out,
                   "--timings"], env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
-    calls = re.findall(r"call \d+ (\w+) ([0-9.]+) s \((\d+) tokens\)", err)
-    prefill = [int(n) / float(t) for entry, t, n in calls if entry == "prefill"]
-    decodes = [float(t) for entry, t, _ in calls if entry == "decode"]
-    median = statistics.median(decodes)
-    return prefill[0], (1 / median if median > 0 else float("inf"))
+    calls = re.findall(r"call (\d+) (\w+) ([0-9.]+) s \((\d+) tokens\)", err)
+    prefill = [int(n) / float(t) for i, _, t, n in calls if i == "1"]
+    if not prefill:
+        sys.exit(f"no call timings in:\n{err}")
+    return prefill[0], [float(t) for _, entry, t, _ in calls if entry == "decode"]
+
+
+def linnet_generate(binary, checkpoint, prompt, decode, threads):
+    """One greedy generation of decode + 1 tokens from the prompt (a prefill, then `decode`
+    decode calls): (decode tok/s, tok/s of the prefill, the process's first and so cold call,
+    the generated ids)."""
+    out, err = run([binary, "--checkpoint", checkpoint, "--prompt-tokens",
+                    ",".join(map(str, prompt)), "--generate", str(decode + 1), "--timings"],
+                   env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    prefill = re.search(r"prefill ([0-9.]+) s \((\d+) tokens\)", err)
+    rate = re.search(r"decode [0-9.]+ s \(([0-9.]+) tokens/s\)", err)
+    if not prefill or not rate:
+        sys.exit(f"no prefill/decode timings in:\n{err}")
+    return (float(rate.group(1)), int(prefill.group(2)) / float(prefill.group(1)),
+            [int(x) for x in out.split()])
 
 
 def llama_greedy(greedy, gguf, prompt, steps, work):
@@ -379,6 +393,27 @@ def llama_greedy(greedy, gguf, prompt, steps, work):
     logits = os.path.join(work, "llama_logits.f32")
     out, _ = run([greedy, gguf, "1", ",".join(map(str, prompt)), str(steps), logits])
     return [int(x) for x in out.strip().split(",")], np.fromfile(logits, dtype=np.float32)
+
+
+def reference_greedy(checkpoint, prompt, steps):
+    """The numpy reference's (test/reference/qwen3_5_moe.py, float32, bf16 weights widened)
+    greedy ids and logits at the prompt's last position; None when it cannot be imported."""
+    import numpy as np
+    sys.path.insert(0, os.path.join(TOP, "test", "reference"))
+    try:
+        import qwen3_5_moe as reference
+    except ImportError as error:
+        log(f"no numpy reference ({error})")
+        return None
+    session = reference.load_model(checkpoint, dtype=np.float32).session(batch=1)
+    logits = session.prefill(np.array([prompt]), 0)
+    first = logits.reshape(-1).copy()
+    ids = []
+    for i in range(steps):
+        ids.append(int(np.argmax(logits.reshape(-1))))
+        if i + 1 < steps:
+            logits = session.decode(np.array([[ids[-1]]]), len(prompt) + i)
+    return ids, first
 
 
 def main() -> int:
@@ -418,7 +453,7 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="linnet-llama-cpp-")
     prompt = [(7919 * i + 13) % sizes["Vocab"] for i in range(args.prompt)]
     script = os.path.join(work, "script.json")
-    calls = [{"entry": "prefill", "tokens": [prompt], "pos": 0}]
+    calls = [{"entry": "prefill", "tokens": [prompt], "pos": 0}] * 2
     steps = [(104729 * i + 7) % sizes["Vocab"] for i in range(args.decode)]
     calls += [{"entry": "decode", "tokens": [[t]], "pos": args.prompt + i}
               for i, t in enumerate(steps)]
@@ -439,25 +474,34 @@ def main() -> int:
         os.makedirs(out)
         log(f"{dtype}: llama.cpp's greedy tokens")
         theirs, their_logits = llama_greedy(greedy, gguf, prompt, args.decode + 1, work)
+        log(f"{dtype}: the numpy reference's greedy tokens")
+        reference = reference_greedy(checkpoint, prompt, args.decode + 1)
         for t in threads:
-            log(f"{dtype}, {t} thread(s): llama-bench, then linnet")
-            llama_rates = llama_bench(bench, gguf, t, args.repetitions, args.prompt,
-                                      args.decode, args.prompt)
-            prefill, decode, ours = linnet_generate(binary, checkpoint, prompt, args.decode, t,
-                                                    args.repetitions)
-            script_prefill, script_decode = linnet_script(binary, checkpoint, script, out, t)
-            lp, ld = llama_rates["prefill"][0], llama_rates["decode"][0]
-            rows.append((dtype, t, lp, prefill, ld, decode))
+            log(f"{dtype}, {t} thread(s): {args.repetitions} rounds of llama-bench and linnet")
+            # Rounds alternate the two systems, so that both see the same load of the machine.
+            llama_prefill, llama_decode, linnet_prefill, linnet_decode = [], [], [], []
+            cold_prefill, decode_calls = [], []
+            for _ in range(args.repetitions):
+                p, d = llama_bench(bench, gguf, t, args.prompt, args.decode, args.prompt)
+                llama_prefill.append(p)
+                llama_decode.append(d)
+                p, calls = linnet_script(binary, checkpoint, script, out, t)
+                linnet_prefill.append(p)
+                decode_calls += calls
+                d, p, ours = linnet_generate(binary, checkpoint, prompt, args.decode, t)
+                linnet_decode.append(d)
+                cold_prefill.append(p)
+            rows.append((dtype, t, median(llama_prefill), median(linnet_prefill),
+                         median(llama_decode), median(linnet_decode)))
+            call = median(decode_calls)
             details.append(
-                f"{dtype} t={t}: llama-bench mean ± stddev: prefill "
-                f"{llama_rates['prefill'][1]:.1f} ± {llama_rates['prefill'][2]:.1f}, decode "
-                f"{llama_rates['decode'][1]:.1f} ± {llama_rates['decode'][2]:.1f} tok/s; "
-                f"linnet --script (one run, calls timed to the ms): prefill "
-                f"{script_prefill:.1f}, 1 / median decode call {script_decode:.1f} tok/s")
+                f"{dtype} t={t}: range over rounds: prefill llama.cpp {spread(llama_prefill)}, "
+                f"linnet {spread(linnet_prefill)}; decode llama.cpp {spread(llama_decode)}, linnet "
+                f"{spread(linnet_decode)} tok/s. linnet's cold prefill (first call of --generate) "
+                f"{median(cold_prefill):.0f}, 1 / median --script decode call "
+                f"{1 / call if call else float('inf'):.0f} tok/s (ms steps)")
             ours_logits = np.load(os.path.join(out, "call_0.npy")).reshape(-1)
-            checks.append((dtype, t, theirs, ours,
-                           float(np.max(np.abs(their_logits - ours_logits))),
-                           float(np.max(np.abs(ours_logits)))))
+            checks.append((dtype, t, theirs, ours, their_logits, ours_logits, reference))
 
     nproc, cpu = machine()
     print(f"machine: nproc {nproc}, CPU {cpu}; load average {load_before} at the start, "
@@ -466,10 +510,11 @@ def main() -> int:
           f"a `linnet build` binary per dtype (no JIT in any figure)")
     print("sizes: " + " ".join(f"{k}={v}" for k, v in sizes.items())
           + f" ({4 * sizes['Groups']} layers), Batch=1")
-    print(f"prefill: {args.prompt} tokens at position 0; decode: {args.decode} steps at positions "
-          f"{args.prompt}..{args.prompt + args.decode - 1}; median of {args.repetitions} "
-          "repetitions (llama-bench -r; linnet --prompt-tokens --generate "
-          f"{args.decode + 1} --timings)")
+    print(f"prefill: {args.prompt} tokens at position 0, after a warm-up (llama-bench -p "
+          f"{args.prompt} -n 0; linnet --script, its second prefill call); decode: {args.decode} "
+          f"steps at positions {args.prompt}..{args.prompt + args.decode - 1} (llama-bench -p 0 "
+          f"-n {args.decode} -d {args.prompt}; linnet --generate {args.decode + 1}); median of "
+          f"{args.repetitions} repetitions")
     for line in details:
         print("  " + line)
     print()
@@ -479,16 +524,26 @@ def main() -> int:
         print(f"{dtype:5s}  {t:7d}  {lp:23.1f} {np_:8.1f} {np_ / lp:6.2f}   "
               f"{ld:22.1f} {nd:8.1f} {nd / ld:6.2f}")
     print()
-    for dtype, t, theirs, ours, diff, scale in checks:
-        same = sum(1 for a, b in zip(theirs, ours) if a == b)
-        first = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), None)
-        verdict = ("agree" if theirs == ours else
-                   f"DIFFER from token {first} ({same}/{len(theirs)} equal)")
-        print(f"greedy {dtype}, linnet at {t} thread(s) vs llama.cpp at 1: {len(theirs)} tokens "
-              f"from the {args.prompt}-token prompt {verdict}; last prompt position's logits: "
-              f"max |llama.cpp - linnet| = {diff:.3g} (max |logit| {scale:.3g})")
-        if theirs != ours:
-            print(f"  llama.cpp: {theirs}\n  linnet:    {ours}")
+    def gap(a, b):
+        d = a.astype(np.float64) - b
+        return f"{np.max(np.abs(d)):.2g} (rms {np.sqrt(np.mean(d * d)):.2g})"
+
+    def agreement(a, b):
+        first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+        return "all equal" if first is None else f"equal up to token {first}"
+
+    print(f"greedy tokens ({args.decode + 1} from the {args.prompt}-token prompt; llama.cpp "
+          "through bench/llama_cpp_greedy.cpp at 1 thread, linnet through --generate) and the "
+          "logits of the prompt's last position; ref = the numpy reference in float32:")
+    for dtype, t, theirs, ours, their_logits, ours_logits, reference in checks:
+        line = (f"  {dtype} linnet t={t}: linnet vs llama.cpp {agreement(theirs, ours)}, "
+                f"max |logit difference| {gap(their_logits, ours_logits)}")
+        if reference:
+            ref_ids, ref_logits = reference
+            line += (f"; vs ref: llama.cpp {agreement(ref_ids, theirs)} and "
+                     f"{gap(their_logits, ref_logits)}, linnet "
+                     f"{agreement(ref_ids, ours)} and {gap(ours_logits, ref_logits)}")
+        print(line + f"; max |logit| {np.max(np.abs(ours_logits)):.2g}")
     print(f"time: {time.perf_counter() - began:.0f} s in all, {setup_s:.0f} s of it llama.cpp "
           f"setup ({'built now' if built else 'cached build'})")
     if args.keep:

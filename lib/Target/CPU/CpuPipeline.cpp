@@ -11,6 +11,8 @@
 
 #include "PassDetail.h"
 
+#include "linnet/Codegen/Passes.h"
+
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -35,20 +37,25 @@ void addCleanup(OpPassManager &funcPm) {
   funcPm.addPass(createCSEPass());
 }
 
-/// Fusion, dispatch regions, tiling and vectorization, on tensors.
+/// Fusion, dispatch regions, tiling and vectorization, on tensors: the
+/// shared Codegen passes around the CPU's choice of tile sizes.
 void addLinalgStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   addCleanup(funcPm);
-  LinnetCpuTileAndVectorizeOptions tiling;
-  tiling.vectorize = options.vectorize;
+  funcPm.addPass(createLinnetCodegenPrepare());
+  LinnetCpuSelectLoweringConfigOptions tiling;
   tiling.contractionThreadTile.assign(options.contractionThreadTile.begin(),
                                       options.contractionThreadTile.end());
   tiling.contractionRegisterTile.assign(options.contractionRegisterTile.begin(),
                                         options.contractionRegisterTile.end());
   tiling.contractionReductionTile = options.contractionReductionTile;
   tiling.vectorLength = options.vectorLength;
-  funcPm.addPass(createLinnetCpuTileAndVectorize(tiling));
+  funcPm.addPass(createLinnetCpuSelectLoweringConfig(tiling));
+  funcPm.addPass(createLinnetCodegenFormDispatchRegions());
+  LinnetCodegenTileAndVectorizeOptions vectors;
+  vectors.vectorize = options.vectorize;
+  funcPm.addPass(createLinnetCodegenTileAndVectorize(vectors));
   addCleanup(funcPm);
 }
 
@@ -149,7 +156,10 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options,
   addLLVMStage(pm, options);
 }
 
-void registerCpuPasses() { registerLinnetCpuPasses(); }
+void registerCpuPasses() {
+  registerLinnetCodegenPasses();
+  registerLinnetCpuPasses();
+}
 
 void registerCpuPipelines() {
   registerCpuPasses();

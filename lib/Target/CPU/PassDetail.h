@@ -18,6 +18,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include "linnet/Dialect/Linnet/IR/LinnetDialect.h"
+
 namespace linnet {
 
 #define GEN_PASS_DECL

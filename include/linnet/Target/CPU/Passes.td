@@ -1,8 +1,8 @@
 //===- Passes.td - the CPU target's own passes --------------*- tablegen -*-===//
 //
-// The two steps of the CPU pipeline that upstream MLIR has no pass for: the
-// formation, tiling and vectorization of dispatch regions on tensors, and the
-// lowering of the resulting vector code to 1-D vectors after bufferization.
+// The CPU target's own passes: its choice of tile sizes for the shared
+// Codegen passes (Codegen/Passes.td), and the lowering of the resulting
+// vector code to 1-D vectors after bufferization.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,25 +11,23 @@
 
 include "mlir/Pass/PassBase.td"
 
-def LinnetCpuTileAndVectorize
-    : Pass<"linnet-cpu-tile-and-vectorize", "mlir::func::FuncOp"> {
-  let summary = "Form dispatch regions, tile them over threads and registers, "
-                "and vectorize them";
+def LinnetCpuSelectLoweringConfig
+    : Pass<"linnet-cpu-select-lowering-config", "mlir::func::FuncOp"> {
+  let summary = "Choose the CPU's tile sizes: a #linnet.lowering_config on "
+                "every linalg op";
   let description = [{
-    Each linalg operation that is not fused into a consumer is the root of a
-    dispatch region: it is tiled with an `scf.forall` over its outer parallel
-    dimensions (one tile per thread) and its producers are fused into the
-    tile (only `linalg.fill`-like destinations for contractions; every
-    producer used only inside the region for other roots). Every operation of
-    the region is then tiled with `scf.for` to register-sized tiles and
-    vectorized, with masks where the shapes are dynamic.
-
-    Example: `linalg.fill` + `linalg.matmul` on `tensor<?x?xf32>` becomes one
-    `scf.forall` whose body holds a `scf.for` nest around `vector.contract`.
+    The CPU target's policy for the Codegen passes (Codegen/Passes.td):
+    a contraction's thread tile splits its output rows and columns
+    (`contraction-thread-tile`), its register tile is an accumulator that
+    stays in vector registers across the reduction loop
+    (`contraction-register-tile`), and its reduction loop is blocked
+    (`contraction-reduction-tile`); a contraction whose operands both run
+    along k (x @ transpose(w)) is a dot product per output with
+    `vector-length` lanes along k; any other op gets `vector-length` lanes
+    along its innermost loop and splits its outermost non-unit parallel loop
+    into about 16 thread tiles. A configuration already present is kept.
   }];
   let options = [
-    Option<"vectorize", "vectorize", "bool", "true",
-           "Vectorize the tiled operations">,
     ListOption<"contractionThreadTile", "contraction-thread-tile", "int64_t",
                "Rows and columns of a contraction's tile per thread">,
     ListOption<"contractionRegisterTile", "contraction-register-tile",
@@ -40,9 +38,7 @@ def LinnetCpuTileAndVectorize
            "Vector length along the innermost dimension of other operations">,
   ];
   let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::affine::AffineDialect",
-    "mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect",
-    "mlir::tensor::TensorDialect", "mlir::vector::VectorDialect"
+    "mlir::linalg::LinalgDialect", "::linnet::LinnetDialect"
   ];
 }
 

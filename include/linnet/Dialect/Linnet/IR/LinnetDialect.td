@@ -25,6 +25,7 @@ def Linnet_Dialect : Dialect {
     math operations on tensors.
   }];
   let cppNamespace = "::linnet";
+  let useDefaultAttributePrinterParser = 1;
 }
 
 /// Float element types the operations accept; arithmetic happens in f32.

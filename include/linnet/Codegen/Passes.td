@@ -1,0 +1,82 @@
+//===- Passes.td - the target-neutral Codegen passes -------*- tablegen -*-===//
+//
+// From linalg on tensors to vectorized kernels on tensors, shared by the CPU
+// and CUDA targets. Each reads the `#linnet.lowering_config` a target's
+// selection pass attached (linnet-cpu-select-lowering-config), so each can
+// be tested alone with configurations pinned in its input:
+//
+//   linnet-codegen-prepare               fuse, make contractions named ops
+//   <target>-select-lowering-config      tile sizes per op (target policy)
+//   linnet-codegen-form-dispatch-regions one scf.forall per root, producers in it
+//   linnet-codegen-tile-and-vectorize    register tiles, vectors, accumulators
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_CODEGEN_PASSES
+#define LINNET_CODEGEN_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def LinnetCodegenPrepare
+    : Pass<"linnet-codegen-prepare", "mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise producers into consumers and give "
+                "contractions their named form";
+  let description = [{
+    Every linalg op is made a `linalg.generic`; an elementwise producer with
+    one use is fused into its consumer where the consumer reads each of its
+    elements once (a permutation map), or where it only moves data (a
+    transpose or broadcast, which then reads its source in place): through a
+    broadcasting or reducing map a computing producer would be recomputed
+    for every element of the loops the map leaves out. Contractions then
+    become named ops (`linalg.matmul`, ...) where that keeps their indexing
+    maps; MLIR 22's specialization would drop a transposed operand's map.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def LinnetCodegenFormDispatchRegions
+    : Pass<"linnet-codegen-form-dispatch-regions", "mlir::func::FuncOp"> {
+  let summary = "Tile each root op with an scf.forall of its lowering "
+                "configuration's thread tile and fuse its producers";
+  let description = [{
+    Consumers first, each linalg op with a `linnet.lowering_config` that is
+    not inside an `scf.forall` yet (one the lowering made, or a region formed
+    here) becomes the root of a dispatch region: it is tiled with an
+    `scf.forall` of its configuration's `thread` sizes and its producers are
+    fused into the tile (only the accumulator's initialisation for a
+    contraction; for other roots every non-contraction producer whose users
+    all join). A root whose `thread` sizes are all 0 stays as it is.
+  }];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect", "mlir::linalg::LinalgDialect",
+    "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"
+  ];
+}
+
+def LinnetCodegenTileAndVectorize
+    : Pass<"linnet-codegen-tile-and-vectorize", "mlir::func::FuncOp"> {
+  let summary = "Tile each op to its configuration's reduction and vector "
+                "tiles and vectorize it";
+  let description = [{
+    Every linalg op with a `linnet.lowering_config` is tiled with `scf.for`
+    to its `reduction` sizes, then to its `vector` sizes (reduction loops
+    innermost, so an accumulator stays in registers) and vectorized, masked
+    where a size is dynamic. Then masks move into the transfers, multiply +
+    reduce becomes `vector.contract`, accumulators are carried through their
+    reduction loops, and a loop that folds every iteration's lanes into its
+    accumulator (a dot product along a contiguous k) carries the unreduced
+    lanes instead (FMAs) and reduces them once after the loop. The
+    configurations are removed.
+  }];
+  let options = [
+    Option<"vectorize", "vectorize", "bool", "true",
+           "Vectorize the tiled operations (else they stay scalar loops)">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::affine::AffineDialect",
+    "mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect", "mlir::vector::VectorDialect"
+  ];
+}
+
+#endif // LINNET_CODEGEN_PASSES

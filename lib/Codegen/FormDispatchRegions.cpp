@@ -1,0 +1,156 @@
+//===- FormDispatchRegions.cpp - one scf.forall per root op ---------------===//
+//
+// A dispatch region is one root linalg operation tiled with an scf.forall
+// (a thread's share on the CPU, later an OpenMP work-sharing loop; a block
+// on a GPU) with its producers fused into the tile. The tile sizes are the
+// root's lowering configuration's `thread` sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Codegen/LoweringConfig.h"
+#include "linnet/Codegen/Passes.h"
+
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/Iterators.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace linnet {
+#define GEN_PASS_DEF_LINNETCODEGENFORMDISPATCHREGIONS
+#include "linnet/Codegen/Passes.h.inc"
+} // namespace linnet
+
+using namespace mlir;
+using linnet::codegen::getLoweringConfig;
+using linnet::codegen::isContraction;
+using linnet::codegen::tileSizesAsFoldResults;
+
+namespace {
+
+/// The producers that join `root`'s dispatch region: for a contraction only
+/// the parallel producer of its accumulator (a fill, a broadcast bias);
+/// otherwise every non-contraction linalg producer in the same block all of
+/// whose users join too (so nothing is computed twice across regions).
+llvm::SmallPtrSet<Operation *, 8>
+collectFusibleProducers(linalg::LinalgOp root) {
+  llvm::SmallPtrSet<Operation *, 8> candidates;
+  if (isContraction(root)) {
+    for (OpOperand &initOperand : root.getDpsInitsMutable()) {
+      auto init = initOperand.get().getDefiningOp<linalg::LinalgOp>();
+      if (init && init.getNumReductionLoops() == 0 && init->hasOneUse() &&
+          init->getBlock() == root->getBlock())
+        candidates.insert(init);
+    }
+    return candidates;
+  }
+  SmallVector<Operation *> worklist = {root};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    for (Value operand : op->getOperands()) {
+      auto producer = operand.getDefiningOp<linalg::LinalgOp>();
+      if (!producer || isContraction(producer) ||
+          producer->getBlock() != root->getBlock() ||
+          !candidates.insert(producer).second)
+        continue;
+      worklist.push_back(producer);
+    }
+  }
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Operation *op : llvm::to_vector(candidates)) {
+      bool allUsersJoin = llvm::all_of(op->getUsers(), [&](Operation *user) {
+        return user == root.getOperation() || candidates.contains(user);
+      });
+      if (!allUsersJoin) {
+        candidates.erase(op);
+        changed = true;
+      }
+    }
+  }
+  return candidates;
+}
+
+/// Erases operations left without users after fusion, producers first made
+/// dead by their consumers' removal.
+void eraseDeadOps(RewriterBase &rewriter, ArrayRef<Operation *> ops) {
+  SmallVector<Operation *> pending(ops.begin(), ops.end());
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Operation *&op : pending) {
+      if (op && op->use_empty()) {
+        rewriter.eraseOp(op);
+        op = nullptr;
+        changed = true;
+      }
+    }
+  }
+}
+
+/// Tiles `root` with an `scf.forall` and fuses its region's producers.
+LogicalResult formDispatchRegion(RewriterBase &rewriter, linalg::LinalgOp root,
+                                 ArrayRef<int64_t> threadSizes) {
+  if (llvm::all_of(threadSizes, [](int64_t s) { return s == 0; }))
+    return failure();
+  llvm::SmallPtrSet<Operation *, 8> fusible = collectFusibleProducers(root);
+
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  tiling.setTileSizes(tileSizesAsFoldResults(root->getContext(), threadSizes));
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult producer,
+          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (fusible.contains(producer.getOwner()))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+
+  rewriter.setInsertionPoint(root);
+  FailureOr<scf::SCFTileAndFuseResult> result =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(root.getOperation()), options);
+  if (failed(result))
+    return failure();
+  for (OpResult res : root->getResults())
+    if (Value replacement = result->replacements.lookup(res))
+      rewriter.replaceAllUsesWith(res, replacement);
+  SmallVector<Operation *> dead = {root};
+  llvm::append_range(dead, result->fusedProducers);
+  eraseDeadOps(rewriter, dead);
+  return success();
+}
+
+struct FormDispatchRegionsPass
+    : linnet::impl::LinnetCodegenFormDispatchRegionsBase<
+          FormDispatchRegionsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+    // Consumers first, so producers fuse into them. An op inside an
+    // scf.forall is in a dispatch region already (one formed here, or one
+    // the lowering made, as for linnet.expert_matmul).
+    llvm::SmallPtrSet<Operation *, 16> failed;
+    while (true) {
+      linalg::LinalgOp root;
+      func.walk<WalkOrder::PostOrder, ReverseIterator>(
+          [&](linalg::LinalgOp op) {
+            if (!getLoweringConfig(op) || failed.contains(op) ||
+                !op.hasPureTensorSemantics() ||
+                op->getParentOfType<scf::ForallOp>())
+              return WalkResult::advance();
+            root = op;
+            return WalkResult::interrupt();
+          });
+      if (!root)
+        break;
+      if (::failed(formDispatchRegion(rewriter, root,
+                                      getLoweringConfig(root).getThread())))
+        failed.insert(root);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,101 @@
+//===- Prepare.cpp - fusion and named contractions before tiling ----------===//
+//
+// Puts a function's linalg ops in the form dispatch-region formation
+// expects: elementwise producers fused into their consumers without
+// recomputation, transposes read in place, contractions as named ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Codegen/LoweringConfig.h"
+#include "linnet/Codegen/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace linnet {
+#define GEN_PASS_DEF_LINNETCODEGENPREPARE
+#include "linnet/Codegen/Passes.h.inc"
+} // namespace linnet
+
+using namespace mlir;
+using linnet::codegen::isContraction;
+
+namespace {
+
+/// Whether `op` only moves data: a generic whose body yields one of its
+/// inputs unchanged (a transpose, a broadcast, a copy).
+bool isDataMovement(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumReductionLoops() != 0 ||
+      generic.getNumDpsInputs() != 1)
+    return false;
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  return yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == generic.getBody()->getArgument(0);
+}
+
+/// Makes a generic contraction a named op (linalg.matmul, ...) where that
+/// keeps its indexing maps. MLIR 22's specialization turns a matmul that
+/// reads its right operand transposed into a plain linalg.matmul, dropping
+/// the transpose: a specialization that changes the maps is discarded.
+void specializeContraction(RewriterBase &rewriter, linalg::GenericOp generic) {
+  rewriter.setInsertionPoint(generic);
+  auto trial = cast<linalg::GenericOp>(rewriter.clone(*generic));
+  FailureOr<linalg::LinalgOp> named =
+      linalg::specializeGenericOp(rewriter, trial);
+  if (failed(named)) {
+    rewriter.eraseOp(trial);
+    return;
+  }
+  if (named->getIndexingMapsArray() != generic.getIndexingMapsArray()) {
+    rewriter.eraseOp(*named);
+    return;
+  }
+  rewriter.replaceOp(generic, named->getOperation()->getResults());
+}
+
+/// Puts the operations in the form the rest of the pass expects: elementwise
+/// producers fused into their single consumer, then contractions as named
+/// ops (they vectorize straight to `vector.contract`, masks included), and
+/// everything else as `linalg.generic`.
+LogicalResult prepareOps(func::FuncOp func, RewriterBase &rewriter) {
+  // Everything generic first, so that a transpose fuses into the matmul
+  // that reads it (its indexing map then reads the weight in place).
+  SmallVector<linalg::LinalgOp> ops;
+  func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+  for (linalg::LinalgOp op : ops) {
+    rewriter.setInsertionPoint(op);
+    if (!isa<linalg::GenericOp>(op.getOperation()))
+      (void)linalg::generalizeNamedOp(rewriter, op);
+  }
+  // A producer is fused where its consumer reads each of its elements once,
+  // or where it only moves data. Through a broadcasting or reducing map a
+  // computing producer (a SiLU feeding the down projection of an expert)
+  // would be recomputed for every element of the loops the map leaves out.
+  RewritePatternSet patterns(func.getContext());
+  linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *fused) {
+    Operation *producer = fused->get().getDefiningOp();
+    auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
+    return producer && producer->hasOneUse() && consumer &&
+           (consumer.getMatchingIndexingMap(fused).isPermutation() ||
+            isDataMovement(producer));
+  });
+  if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    return failure();
+  SmallVector<linalg::GenericOp> generics;
+  func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+  for (linalg::GenericOp generic : generics)
+    if (isContraction(generic))
+      specializeContraction(rewriter, generic);
+  return success();
+}
+
+struct PreparePass : linnet::impl::LinnetCodegenPrepareBase<PreparePass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    if (failed(prepareOps(getOperation(), rewriter)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

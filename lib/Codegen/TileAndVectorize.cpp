@@ -1,0 +1,348 @@
+//===- TileAndVectorize.cpp - register tiles, vectors, accumulators -------===//
+//
+// Inside the dispatch regions, every op is tiled to its lowering
+// configuration's reduction and vector tiles and vectorized; then the vector
+// code is cleaned up so that accumulators live in registers: masks move into
+// transfers, multiply + reduce becomes vector.contract, accumulators become
+// loop-carried values, and dot products along a contiguous k carry their
+// unreduced lanes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Codegen/LoweringConfig.h"
+#include "linnet/Codegen/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+#include <functional>
+
+namespace linnet {
+#define GEN_PASS_DEF_LINNETCODEGENTILEANDVECTORIZE
+#include "linnet/Codegen/Passes.h.inc"
+} // namespace linnet
+
+using namespace mlir;
+using linnet::codegen::getLoweringConfig;
+using linnet::codegen::kLoweringConfigName;
+using linnet::codegen::tileSizesAsFoldResults;
+
+namespace {
+
+/// Tiles `op` with `scf.for` loops; returns the tiled operation.
+FailureOr<linalg::LinalgOp> tileWithLoops(RewriterBase &rewriter,
+                                          linalg::LinalgOp op,
+                                          ArrayRef<int64_t> sizes) {
+  if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
+    return op;
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  tiling.setTileSizes(tileSizesAsFoldResults(op->getContext(), sizes));
+  // Reduction loops innermost: the accumulator tile stays in registers.
+  SmallVector<int64_t> interchange;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0; d < iterators.size(); ++d)
+    if (iterators[d] == utils::IteratorType::parallel)
+      interchange.push_back(d);
+  for (unsigned d = 0; d < iterators.size(); ++d)
+    if (iterators[d] != utils::IteratorType::parallel)
+      interchange.push_back(d);
+  tiling.setInterchange(interchange);
+
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+  if (failed(result))
+    return failure();
+  rewriter.replaceOp(op, result->replacements);
+  auto tiled = dyn_cast<linalg::LinalgOp>(result->tiledOps.back());
+  if (!tiled)
+    return failure();
+  return tiled;
+}
+
+/// Vectorizes `op`, masking the dimensions whose extent is not static.
+LogicalResult vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                            ArrayRef<int64_t> tileSizes) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> vectorSizes;
+  if (llvm::any_of(ranges, ShapedType::isDynamic)) {
+    for (auto [range, tile] : llvm::zip_equal(ranges, tileSizes)) {
+      if (ShapedType::isDynamic(range) && tile <= 0)
+        return failure();
+      vectorSizes.push_back(ShapedType::isDynamic(range) ? tile : range);
+    }
+  }
+  // Explicit "not scalable" flags: with an empty list some vector types come
+  // out with and some without the flags, and the two print alike but are
+  // different types (contraction lowering then rejects them).
+  SmallVector<bool> scalable(vectorSizes.size(), false);
+  if (failed(linalg::vectorizeOpPrecondition(op, vectorSizes, scalable,
+                                             /*vectorizeNDExtract=*/true)))
+    return failure();
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::VectorizationResult> result =
+      linalg::vectorize(rewriter, op, vectorSizes, scalable,
+                        /*vectorizeNDExtract=*/true,
+                        /*flatten1DDepthwiseConv=*/false,
+                        /*assumeDynamicDimsMatchVecSizes=*/false,
+                        /*createNamedContraction=*/true);
+  if (failed(result))
+    return failure();
+  if (op->getNumResults() == 0)
+    rewriter.eraseOp(op);
+  else
+    rewriter.replaceOp(op, result->replacements);
+  return success();
+}
+
+/// Whether `value` is a vector read whose masked-off lanes are zero (through
+/// an optional widening cast such as bf16 -> f32).
+bool isZeroPaddedRead(Value value) {
+  while (Operation *cast = value.getDefiningOp()) {
+    if (!isa<arith::ExtFOp, arith::ExtSIOp, arith::ExtUIOp>(cast))
+      break;
+    value = cast->getOperand(0);
+  }
+  Operation *def = value.getDefiningOp();
+  if (auto mask = dyn_cast_if_present<vector::MaskOp>(def))
+    def = mask.getMaskableOp();
+  auto read = dyn_cast_if_present<vector::TransferReadOp>(def);
+  if (!read)
+    return false;
+  Value padding = read.getPadding();
+  return matchPattern(padding, m_AnyZeroFloat()) ||
+         matchPattern(padding, m_Zero());
+}
+
+/// Drops the mask of a `vector.contract` whose operands are zero-padded reads:
+/// masked-off reduction lanes then add `0 * 0`, and masked-off parallel lanes
+/// are never stored (the accumulator's write is masked). The unmasked
+/// contraction lowers to plain broadcasts and FMAs instead of scalar code.
+struct UnmaskZeroPaddedContraction : OpRewritePattern<vector::MaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::MaskOp mask,
+                                PatternRewriter &rewriter) const override {
+    auto contract =
+        dyn_cast_if_present<vector::ContractionOp>(mask.getMaskableOp());
+    if (!contract || mask.hasPassthru() ||
+        !isZeroPaddedRead(contract.getLhs()) ||
+        !isZeroPaddedRead(contract.getRhs()))
+      return failure();
+    rewriter.setInsertionPoint(mask);
+    Operation *unmasked = rewriter.clone(*contract);
+    rewriter.replaceOp(mask, unmasked->getResults());
+    return success();
+  }
+};
+
+/// `operand` of `contract` as a vector of the whole iteration space, where
+/// that is only a reshape: the dimensions its indexing map leaves out have
+/// size 1 and the others come in order. Null otherwise.
+Value toIterationShape(OpBuilder &b, vector::ContractionOp contract,
+                       unsigned operand) {
+  AffineMap map = contract.getIndexingMapsArray()[operand];
+  SmallVector<int64_t> shape(map.getNumDims(), 1);
+  Value value = contract->getOperand(operand);
+  auto type = cast<VectorType>(value.getType());
+  int64_t last = -1;
+  for (auto [position, result] : llvm::enumerate(map.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(result);
+    if (!dim || int64_t(dim.getPosition()) <= last)
+      return nullptr;
+    last = dim.getPosition();
+    shape[last] = type.getDimSize(position);
+  }
+  auto full = VectorType::get(shape, type.getElementType());
+  if (full == type)
+    return value;
+  return vector::ShapeCastOp::create(b, contract.getLoc(), full, value);
+}
+
+/// The reduction into `acc` (a loop's iteration argument) that the loop body
+/// performs on every iteration: a `vector.multi_reduction <add>`, or an
+/// unmasked `vector.contract` (add) whose operands reshape to the iteration
+/// space. `lanes(b)` builds, before the reduction, what it reduces (a
+/// product's factors for a contraction) and `dims` are the reduced
+/// dimensions.
+struct LaneReduction {
+  Operation *op = nullptr;
+  SmallVector<int64_t> dims;
+  /// The factors of each lane (rhs null for a plain sum).
+  std::function<std::pair<Value, Value>(OpBuilder &)> lanes;
+};
+
+std::optional<LaneReduction> matchLaneReduction(Value acc) {
+  if (!acc.hasOneUse() || !isa<FloatType>(getElementTypeOrSelf(acc.getType())))
+    return std::nullopt;
+  Operation *user = *acc.getUsers().begin();
+  LaneReduction found;
+  found.op = user;
+  if (auto reduce = dyn_cast<vector::MultiDimReductionOp>(user)) {
+    if (reduce.getKind() != vector::CombiningKind::ADD ||
+        reduce.getAcc() != acc)
+      return std::nullopt;
+    llvm::append_range(found.dims, reduce.getReductionDims());
+    found.lanes = [reduce](OpBuilder &) mutable {
+      return std::pair<Value, Value>(reduce.getSource(), nullptr);
+    };
+    return found;
+  }
+  auto contract = dyn_cast<vector::ContractionOp>(user);
+  if (!contract || contract.getKind() != vector::CombiningKind::ADD ||
+      contract.getAcc() != acc ||
+      getElementTypeOrSelf(contract.getLhs().getType()) !=
+          getElementTypeOrSelf(acc.getType()) ||
+      getElementTypeOrSelf(contract.getRhs().getType()) !=
+          getElementTypeOrSelf(acc.getType()))
+    return std::nullopt;
+  {
+    // Only where both operands reshape to the iteration space.
+    OpBuilder probe(contract);
+    for (unsigned operand : {0u, 1u}) {
+      Value shaped = toIterationShape(probe, contract, operand);
+      if (!shaped)
+        return std::nullopt;
+      if (shaped != contract->getOperand(operand))
+        shaped.getDefiningOp()->erase();
+    }
+  }
+  for (auto [d, iterator] : llvm::enumerate(contract.getIteratorTypesArray()))
+    if (iterator == vector::IteratorType::reduction)
+      found.dims.push_back(d);
+  found.lanes = [contract](OpBuilder &b) mutable {
+    return std::pair<Value, Value>(toIterationShape(b, contract, 0),
+                                   toIterationShape(b, contract, 1));
+  };
+  return found;
+}
+
+/// A reduction loop that folds every iteration's lanes into its accumulator
+/// (a dot product along the innermost, contiguous dimension: the experts'
+/// matmuls, a weight read row by row) pays a horizontal reduction per
+/// iteration. Carry the unreduced lanes instead, added lane by lane (an FMA
+/// for a product), and reduce them once after the loop.
+void carryUnreducedLanes(RewriterBase &rewriter, scf::ForOp loop) {
+  for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i) {
+    BlockArgument acc = loop.getRegionIterArgs()[i];
+    std::optional<LaneReduction> reduction = matchLaneReduction(acc);
+    if (!reduction)
+      continue;
+    Value result = reduction->op->getResult(0);
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    if (!result.hasOneUse() || *result.getUsers().begin() != yield ||
+        yield.getOperand(i) != result)
+      continue;
+    Location loc = reduction->op->getLoc();
+    // The lanes' type: the iteration space of the reduction.
+    auto accType = cast<VectorType>(acc.getType());
+    SmallVector<int64_t> shape;
+    {
+      OpBuilder probe(reduction->op);
+      auto [lhs, rhs] = reduction->lanes(probe);
+      shape.assign(cast<VectorType>(lhs.getType()).getShape().begin(),
+                   cast<VectorType>(lhs.getType()).getShape().end());
+      for (Value made : {lhs, rhs})
+        if (made && made.getDefiningOp() &&
+            isa<vector::ShapeCastOp>(made.getDefiningOp()) && made.use_empty())
+          made.getDefiningOp()->erase();
+    }
+    auto lanesType = VectorType::get(shape, accType.getElementType());
+    rewriter.setInsertionPoint(loop);
+    Value zero = arith::ConstantOp::create(rewriter, loc, lanesType,
+                                           rewriter.getZeroAttr(lanesType));
+    LaneReduction matched = *reduction;
+    FailureOr<LoopLikeOpInterface> widened = loop.replaceWithAdditionalYields(
+        rewriter, zero, /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &b, Location, ArrayRef<BlockArgument> carried) {
+          b.setInsertionPoint(matched.op);
+          auto [lhs, rhs] = matched.lanes(b);
+          Value sum =
+              rhs ? vector::FMAOp::create(b, loc, lhs, rhs, carried[0])
+                        .getResult()
+                  : arith::AddFOp::create(b, loc, carried[0], lhs).getResult();
+          return SmallVector<Value>{sum};
+        });
+    if (failed(widened))
+      return;
+    auto newLoop = cast<scf::ForOp>(widened->getOperation());
+    // The old accumulator now passes through the loop unchanged.
+    rewriter.replaceOp(matched.op, newLoop.getRegionIterArgs()[i]);
+    rewriter.setInsertionPointAfter(newLoop);
+    Value lanes = newLoop.getResults().back();
+    Value init = newLoop.getResult(i);
+    auto reduced = vector::MultiDimReductionOp::create(
+        rewriter, loc, vector::CombiningKind::ADD, lanes, init, matched.dims);
+    rewriter.replaceAllUsesExcept(init, reduced.getResult(), reduced);
+    loop = newLoop;
+  }
+}
+
+struct TileAndVectorizePass
+    : linnet::impl::LinnetCodegenTileAndVectorizeBase<TileAndVectorizePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+
+    // Register tiles and vectors, each op by its own configuration.
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) {
+      if (getLoweringConfig(op))
+        ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops) {
+      linnet::LoweringConfigAttr config = getLoweringConfig(op);
+      op->removeAttr(kLoweringConfigName);
+      ArrayRef<int64_t> reduction = config.getReduction(),
+                        vector = config.getVector();
+      FailureOr<linalg::LinalgOp> tiled =
+          tileWithLoops(rewriter, op, reduction);
+      if (succeeded(tiled))
+        tiled = tileWithLoops(rewriter, *tiled, vector);
+      if (failed(tiled)) {
+        op.emitWarning("linnet codegen: could not tile; left as scalar loops");
+        continue;
+      }
+      (*tiled)->removeAttr(kLoweringConfigName);
+      if (vectorize)
+        (void)vectorizeTile(rewriter, *tiled, vector);
+    }
+
+    // Masks move into the transfers (before any canonicalization can put a
+    // second op into a `vector.mask` region), and generic contractions that
+    // vectorized to multiply + reduce become `vector.contract`.
+    RewritePatternSet patterns(&getContext());
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+    vector::populateVectorReductionToContractPatterns(patterns);
+    patterns.add<UnmaskZeroPaddedContraction>(&getContext());
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+
+    // The accumulator tile of a contraction is read and written at the same
+    // place in every iteration of the reduction loop: carry it in registers
+    // (an iter_arg) instead, innermost loops first.
+    SmallVector<scf::ForOp> loops;
+    func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops) {
+      moveLoopInvariantCode(loop);
+      (void)hoistLoopInvariantSubsets(rewriter, loop);
+    }
+    loops.clear();
+    func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops)
+      carryUnreducedLanes(rewriter, loop);
+  }
+};
+
+} // namespace

@@ -1,0 +1,183 @@
+//===- CpuSelectLoweringConfig.cpp - the CPU's tile sizes -----------------===//
+//
+// The CPU target's policy, as a `#linnet.lowering_config` on every linalg
+// op for the Codegen passes to read: contractions keep an 8x16 accumulator
+// in registers across the reduction loop (a thread's tile 64x256, k in
+// blocks of 256); a contraction whose operands both run along k is a dot
+// product per output with lanes along k; other ops get vectors along their
+// innermost loop and split their outermost parallel loop over threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PassDetail.h"
+
+#include "linnet/Codegen/LoweringConfig.h"
+
+namespace linnet {
+#define GEN_PASS_DEF_LINNETCPUSELECTLOWERINGCONFIG
+#include "Passes.h.inc"
+} // namespace linnet
+
+using namespace mlir;
+using linnet::codegen::isContraction;
+
+namespace {
+
+/// Tile sizes of one operation at the three levels of the CPU schedule.
+struct CpuTileSizes {
+  /// `scf.forall` tile: one per thread.
+  SmallVector<int64_t> thread;
+  /// `scf.for` block of the reduction dimensions (contractions only).
+  SmallVector<int64_t> reductionBlock;
+  /// `scf.for` tile that becomes one vector operation.
+  SmallVector<int64_t> vector;
+};
+
+bool isContraction(linalg::LinalgOp op) {
+  return op.getNumReductionLoops() > 0 && linalg::isaContractionOpInterface(op);
+}
+
+/// Keeps a tile size no larger than a static loop range, so that small
+/// dimensions (a GEMV's single row) get neither masks nor wasted lanes.
+int64_t clampToRange(int64_t tile, int64_t range) {
+  if (tile <= 0 || ShapedType::isDynamic(range))
+    return tile;
+  return std::min(tile, range);
+}
+
+/// Whether both inputs of a contraction are read along its (single)
+/// reduction dimension: k is the last, contiguous, index of each.
+bool readsAlongReduction(linalg::LinalgOp op,
+                         const linalg::ContractionDimensions &dims) {
+  if (dims.k.size() != 1 || op.getNumDpsInputs() != 2)
+    return false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (map.getNumResults() == 0 ||
+        map.getResults().back() !=
+            getAffineDimExpr(dims.k.front(), op->getContext()))
+      return false;
+  }
+  return true;
+}
+
+CpuTileSizes
+computeTileSizes(linalg::LinalgOp op,
+                 const linnet::LinnetCpuSelectLoweringConfigOptions &o) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned numLoops = ranges.size();
+  CpuTileSizes sizes;
+  sizes.thread.assign(numLoops, 0);
+  sizes.reductionBlock.assign(numLoops, 0);
+  sizes.vector.assign(numLoops, 1);
+  if (numLoops == 0)
+    return sizes;
+
+  FailureOr<linalg::ContractionDimensions> dims =
+      isContraction(op) ? linalg::inferContractionDims(op)
+                        : FailureOr<linalg::ContractionDimensions>(failure());
+  if (succeeded(dims)) {
+    // One thread tile per output element of the batch and outer loops; the
+    // innermost m and n get theirs below.
+    for (ArrayRef<unsigned> loops :
+         {ArrayRef<unsigned>(dims->batch), ArrayRef<unsigned>(dims->m),
+          ArrayRef<unsigned>(dims->n)})
+      for (unsigned d : loops)
+        sizes.thread[d] = 1;
+  }
+  if (succeeded(dims) && readsAlongReduction(op, *dims)) {
+    // Both operands run along k (a weight in PyTorch's [out, in] layout):
+    // each output is a dot product of two contiguous rows, with the lanes
+    // along k (carried unreduced through the k loop, see
+    // carryUnreducedLanes). Threads split m and n.
+    unsigned k = dims->k.back();
+    sizes.vector[k] = clampToRange(o.vectorLength, ranges[k]);
+    if (!dims->m.empty()) {
+      unsigned m = dims->m.back();
+      sizes.thread[m] = clampToRange(o.contractionThreadTile[0], ranges[m]);
+    }
+    if (!dims->n.empty()) {
+      unsigned n = dims->n.back();
+      constexpr int64_t kTilesPerRegion = 16;
+      int64_t chunk =
+          ShapedType::isDynamic(ranges[n])
+              ? o.contractionThreadTile[1]
+              : llvm::alignTo(llvm::divideCeil(ranges[n], kTilesPerRegion), 8);
+      sizes.thread[n] = clampToRange(chunk, ranges[n]);
+    }
+    return sizes;
+  }
+  if (succeeded(dims)) {
+    if (!dims->m.empty()) {
+      unsigned m = dims->m.back();
+      sizes.thread[m] = clampToRange(o.contractionThreadTile[0], ranges[m]);
+      sizes.vector[m] = clampToRange(o.contractionRegisterTile[0], ranges[m]);
+    }
+    if (!dims->n.empty()) {
+      unsigned n = dims->n.back();
+      sizes.thread[n] = clampToRange(o.contractionThreadTile[1], ranges[n]);
+      sizes.vector[n] = clampToRange(o.contractionRegisterTile[1], ranges[n]);
+    }
+    if (!dims->k.empty()) {
+      unsigned k = dims->k.back();
+      int64_t block = o.contractionReductionTile;
+      if (block > 0 && (ShapedType::isDynamic(ranges[k]) || ranges[k] > block))
+        sizes.reductionBlock[k] = block;
+    }
+    return sizes;
+  }
+
+  // Any other operation: the innermost loop is the vector, and the thread
+  // tile splits the outermost parallel loop that is not a unit dimension.
+  unsigned inner = numLoops - 1;
+  sizes.vector[inner] = clampToRange(o.vectorLength, ranges[inner]);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0; d < numLoops; ++d) {
+    if (iterators[d] != utils::IteratorType::parallel || ranges[d] == 1)
+      continue;
+    constexpr int64_t kTilesPerRegion = 16;
+    int64_t chunk;
+    if (ShapedType::isDynamic(ranges[d]))
+      chunk = d == inner ? 32 * o.vectorLength : 8;
+    else
+      chunk = llvm::divideCeil(ranges[d], kTilesPerRegion);
+    if (d == inner)
+      chunk = llvm::alignTo(chunk, o.vectorLength);
+    sizes.thread[d] = clampToRange(chunk, ranges[d]);
+    break;
+  }
+  return sizes;
+}
+
+struct CpuSelectLoweringConfigPass
+    : linnet::impl::LinnetCpuSelectLoweringConfigBase<
+          CpuSelectLoweringConfigPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    linnet::LinnetCpuSelectLoweringConfigOptions options;
+    options.contractionThreadTile.assign(contractionThreadTile.begin(),
+                                         contractionThreadTile.end());
+    options.contractionRegisterTile.assign(contractionRegisterTile.begin(),
+                                           contractionRegisterTile.end());
+    options.contractionReductionTile = contractionReductionTile;
+    options.vectorLength = vectorLength;
+    if (options.contractionThreadTile.size() != 2)
+      options.contractionThreadTile = {64, 256};
+    if (options.contractionRegisterTile.size() != 2)
+      options.contractionRegisterTile = {8, 16};
+    MLIRContext *context = &getContext();
+    getOperation().walk([&](linalg::LinalgOp op) {
+      // A configuration pinned in the input is kept.
+      if (!op.hasPureTensorSemantics() ||
+          linnet::codegen::getLoweringConfig(op))
+        return;
+      CpuTileSizes sizes = computeTileSizes(op, options);
+      linnet::codegen::setLoweringConfig(
+          op, linnet::LoweringConfigAttr::get(
+                  context, sizes.thread, sizes.reductionBlock, sizes.vector));
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,57 @@
+// linnet-codegen-form-dispatch-regions alone, configurations pinned: a root
+// is tiled with an scf.forall of its `thread` sizes and its producers join
+// the tile (a contraction takes only its accumulator's fill); an op inside an
+// scf.forall (a region the lowering made, as for linnet.expert_matmul) gets
+// no nested forall; an op without a configuration is left alone.
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions))" | FileCheck %s
+
+// CHECK-LABEL: func.func @matmul
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 96) step (64, 32)
+// CHECK: linalg.fill
+// CHECK: linalg.matmul {linnet.lowering_config = #linnet.lowering_config<thread = [64, 32, 0], reduction = [0, 0, 256], vector = [8, 16, 1]>} ins(%{{.*}}, %{{.*}} : tensor<64x300xf32>, tensor<300x32xf32>)
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @matmul(%a: tensor<128x300xf32>, %b: tensor<300x96xf32>) -> tensor<128x96xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x96xf32>
+  %c = linalg.fill {linnet.lowering_config = #linnet.lowering_config<thread = [16, 0], reduction = [], vector = [1, 32]>} ins(%zero : f32) outs(%e : tensor<128x96xf32>) -> tensor<128x96xf32>
+  %r = linalg.matmul {linnet.lowering_config = #linnet.lowering_config<thread = [64, 32, 0], reduction = [0, 0, 256], vector = [8, 16, 1]>} ins(%a, %b : tensor<128x300xf32>, tensor<300x96xf32>) outs(%c : tensor<128x96xf32>) -> tensor<128x96xf32>
+  return %r : tensor<128x96xf32>
+}
+
+// CHECK-LABEL: func.func @already_in_forall
+// CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic {{.*}}linnet.lowering_config
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK: return
+#w = affine_map<(o, i) -> (o, i)>
+#x = affine_map<(o, i) -> (i)>
+#y = affine_map<(o, i) -> (o)>
+func.func @already_in_forall(%x: tensor<4x128xf32>, %w: tensor<64x128xf32>, %acc: tensor<64xf32>) -> tensor<4x64xf32> {
+  %e = tensor.empty() : tensor<4x64xf32>
+  %r = scf.forall (%i) in (4) shared_outs(%out = %e) -> (tensor<4x64xf32>) {
+    %row = tensor.extract_slice %x[%i, 0] [1, 128] [1, 1] : tensor<4x128xf32> to tensor<128xf32>
+    %y = linalg.generic {indexing_maps = [#w, #x, #y], iterator_types = ["parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [8, 0], reduction = [0, 0], vector = [1, 32]>} ins(%w, %row : tensor<64x128xf32>, tensor<128xf32>) outs(%acc : tensor<64xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %c, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<64xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %y into %out[%i, 0] [1, 64] [1, 1] : tensor<64xf32> into tensor<4x64xf32>
+    }
+  }
+  return %r : tensor<4x64xf32>
+}
+
+// CHECK-LABEL: func.func @unconfigured
+// CHECK-NOT: scf.forall
+// CHECK: linalg.exp
+func.func @unconfigured(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %e = tensor.empty() : tensor<64x128xf32>
+  %r = linalg.exp ins(%x : tensor<64x128xf32>) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
+}

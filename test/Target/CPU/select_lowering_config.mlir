@@ -1,0 +1,49 @@
+// linnet-cpu-select-lowering-config alone: the CPU's tile sizes. A matmul:
+// a 64x256 thread tile, k in blocks of 256, an 8x16 register tile (clamped
+// to small dimensions). A matmul whose operands both run along k (the weight
+// transposed, as std.nn.linear reads it): threads split rows and columns
+// (about 16 column tiles, multiples of 8), 32 lanes along k. An elementwise
+// op: 32 lanes along its innermost loop, its outer loop in about 16 thread
+// tiles. A pinned configuration is kept.
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cpu-select-lowering-config))" | FileCheck %s
+
+// CHECK-LABEL: func.func @matmul
+// CHECK: linalg.matmul {linnet.lowering_config = #linnet.lowering_config<thread = [64, 256, 0], reduction = [0, 0, 256], vector = [8, 16, 1]>}
+func.func @matmul(%a: tensor<?x512xf32>, %b: tensor<512x1024xf32>, %c: tensor<?x1024xf32>) -> tensor<?x1024xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<?x512xf32>, tensor<512x1024xf32>) outs(%c : tensor<?x1024xf32>) -> tensor<?x1024xf32>
+  return %r : tensor<?x1024xf32>
+}
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#wt = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @linear
+// CHECK: linalg.generic {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [64, 256, 0], reduction = [0, 0, 0], vector = [1, 1, 32]>
+func.func @linear(%x: tensor<?x256xf32>, %w: tensor<4096x256xf32>, %acc: tensor<?x4096xf32>) -> tensor<?x4096xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #wt, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<?x256xf32>, tensor<4096x256xf32>) outs(%acc : tensor<?x4096xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %p = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4096xf32>
+  return %r : tensor<?x4096xf32>
+}
+
+#id = affine_map<(i, j) -> (i, j)>
+// CHECK-LABEL: func.func @elementwise
+// CHECK: linalg.generic {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [4, 0], reduction = [0, 0], vector = [1, 32]>
+// CHECK: linalg.generic {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 0], reduction = [], vector = [1, 8]>
+func.func @elementwise(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %e = tensor.empty() : tensor<64x128xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x128xf32>) outs(%e : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %n = math.exp %a : f32
+    linalg.yield %n : f32
+  } -> tensor<64x128xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 0], reduction = [], vector = [1, 8]>} ins(%r : tensor<64x128xf32>) outs(%e : tensor<64x128xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %n = math.exp %a : f32
+    linalg.yield %n : f32
+  } -> tensor<64x128xf32>
+  return %p : tensor<64x128xf32>
+}
