@@ -87,7 +87,8 @@ def pre_or_qwen35(self, tokenizer):
     try:
         return known_pre(self, tokenizer)
     except NotImplementedError:
-        print("llama_cpp.py: generated tokenizer, pre-tokenizer recorded as qwen35", file=sys.stderr)
+        print("llama_cpp.py: generated tokenizer, pre-tokenizer recorded as qwen35",
+              file=sys.stderr)
         return "qwen35"
 base.TextModel.get_vocab_base_pre = pre_or_qwen35
 sys.argv[0] = os.path.join(llama, "convert_hf_to_gguf.py")
@@ -122,7 +123,8 @@ def parse_sizes(items):
         sizes[name] = int(value)
         given.add(name)
     if "Conv" not in given:
-        sizes["Conv"] = 2 * sizes["KeyHeads"] * sizes["KeyDim"] + sizes["ValueHeads"] * sizes["ValueDim"]
+        sizes["Conv"] = (2 * sizes["KeyHeads"] * sizes["KeyDim"]
+                         + sizes["ValueHeads"] * sizes["ValueDim"])
     if sizes["KeyDim"] != sizes["ValueDim"]:
         # src/models/qwen35moe.cpp takes both head sizes from one GGUF field (ssm.state_size).
         sys.exit(f"--sizes: llama.cpp's qwen35moe needs KeyDim == ValueDim (here {sizes['KeyDim']} "

@@ -55,7 +55,9 @@ cl::opt<std::string>
 cl::opt<std::string> buildOutput("o", cl::desc("The executable to write"),
                                  cl::value_desc("file"), cl::sub(buildCommand),
                                  cl::Required);
-cl::opt<bool> buildVerbose("v", cl::desc("Print the link command"),
+cl::opt<bool> buildVerbose("v",
+                           cl::desc("Print the link command and the time of "
+                                    "each stage"),
                            cl::sub(buildCommand));
 
 /// liblinnet-standalone.a: beside an installed linnet (`bin/../lib`, which
@@ -162,6 +164,7 @@ int linnet::driver::runBuild(const char *argv0) {
   if (llvm::Error error = writeObjectFile(*compiled.module, object, buildCpu))
     return reportError(withContext("cannot write the model's object file: ",
                                    std::move(error)));
+  compiled.times.lap("LLVM optimization and code generation");
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(table, ec);
@@ -212,5 +215,8 @@ int linnet::driver::runBuild(const char *argv0) {
                        "linking `" + buildOutput + "` failed" +
                            (message.empty() ? "" : ": " + message) +
                            "; the linker's messages are above");
+  compiled.times.lap("link");
+  if (buildVerbose)
+    compiled.times.print(llvm::errs(), "build");
   return 0;
 }

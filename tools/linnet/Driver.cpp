@@ -10,6 +10,7 @@
 #include "linnet/Sema/ModuleLoader.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
@@ -45,6 +46,25 @@ bool DriverSession::load(const char *argv0, llvm::StringRef input,
   loader.resolveImports(program);
   checkDeclarations(program, diags);
   return !diags.hadError();
+}
+
+void linnet::driver::StageTimes::lap(llvm::StringRef stage) {
+  auto now = std::chrono::steady_clock::now();
+  stages.emplace_back(stage.str(),
+                      std::chrono::duration<double>(now - last).count());
+  last = now;
+}
+
+void linnet::driver::StageTimes::print(llvm::raw_ostream &os,
+                                       llvm::StringRef command) const {
+  double total = 0;
+  for (const auto &[stage, seconds] : stages) {
+    os << llvm::format("linnet %s: %-34s %7.2f s\n", command.str().c_str(),
+                       stage.c_str(), seconds);
+    total += seconds;
+  }
+  os << llvm::format("linnet %s: %-34s %7.2f s\n", command.str().c_str(),
+                     "total", total);
 }
 
 int linnet::driver::reportError(ErrorId id, const llvm::Twine &message) {

@@ -26,6 +26,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,20 @@ enum class LoweringStage {
 };
 
 /// A model checked, bound, and lowered to MLIR.
+/// The wall-clock seconds of each stage a command ran, in order, for
+/// `build -v`: `lap(name)` ends the stage begun at the previous lap.
+class StageTimes {
+public:
+  void lap(llvm::StringRef stage);
+  void print(llvm::raw_ostream &os, llvm::StringRef command) const;
+
+private:
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  std::vector<std::pair<std::string, double>> stages;
+};
+
 struct CompiledModel {
+  StageTimes times;
   mlir::MLIRContext context;
   CheckedProgram checked;
   std::optional<BoundModel> bound;

@@ -35,6 +35,7 @@ bool linnet::driver::compileModel(
   compiled.parameters = listParameters(session.program, *compiled.bound);
   if (beforeGeneration && !beforeGeneration(*compiled.bound))
     return false;
+  compiled.times.lap("check, bind, prove");
 
   mlir::DialectRegistry registry;
   registerLinnetDialects(registry);
@@ -45,6 +46,7 @@ bool linnet::driver::compileModel(
                  *compiled.bound, compiled.parameters, entries, diags);
   if (!compiled.module)
     return false;
+  compiled.times.lap("IR generation");
   if (stage == LoweringStage::Linnet)
     return true;
 
@@ -64,5 +66,6 @@ bool linnet::driver::compileModel(
                 "where");
     return false;
   }
+  compiled.times.lap("MLIR lowering (linalg to LLVM dialect)");
   return true;
 }
