@@ -40,6 +40,7 @@ head sizes from one field, so KeyDim must equal ValueDim. Builds, conversion and
 writing run under `nice -n 19`; the measured runs at the script's own priority.
 """
 import argparse
+import atexit
 import hashlib
 import json
 import os
@@ -453,6 +454,8 @@ def main() -> int:
     setup_s = time.perf_counter() - began
 
     work = tempfile.mkdtemp(prefix="linnet-llama-cpp-")
+    if not args.keep:
+        atexit.register(shutil.rmtree, work, ignore_errors=True)
     prompt = [(7919 * i + 13) % sizes["Vocab"] for i in range(args.prompt)]
     script = os.path.join(work, "script.json")
     calls = [{"entry": "prefill", "tokens": [prompt], "pos": 0}] * 2
@@ -550,8 +553,6 @@ def main() -> int:
           f"setup ({'built now' if built else 'cached build'})")
     if args.keep:
         print(f"work folder: {work}")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

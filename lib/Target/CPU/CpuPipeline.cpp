@@ -81,6 +81,7 @@ void addLoopsStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   ConvertSCFToOpenMPPassOptions openmp;
   openmp.numThreads = options.numThreads;
   pm.addPass(createConvertSCFToOpenMPPass(openmp));
+  pm.nest<func::FuncOp>().addPass(createLinnetCpuSerializeSingleTileRegions());
 
   // bf16 arithmetic in f32, each result rounded back to bf16, and the
   // rounding done with integer ops: no call to __truncsfbf2 remains.

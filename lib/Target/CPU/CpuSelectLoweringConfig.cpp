@@ -13,6 +13,10 @@
 
 #include "linnet/Codegen/LoweringConfig.h"
 
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
 namespace linnet {
 #define GEN_PASS_DEF_LINNETCPUSELECTLOWERINGCONFIG
 #include "Passes.h.inc"
@@ -36,6 +40,12 @@ struct CpuTileSizes {
 bool isContraction(linalg::LinalgOp op) {
   return op.getNumReductionLoops() > 0 && linalg::isaContractionOpInterface(op);
 }
+
+/// Thread tiles per dispatch region to aim for (a few per core, so that
+/// uneven tiles balance), and the least work of one: below it the fork of
+/// a thread team costs more than the tile.
+constexpr int64_t kTilesPerRegion = 16;
+constexpr int64_t kMinTileElements = 4096;
 
 /// Keeps a tile size no larger than a static loop range, so that small
 /// dimensions (a GEMV's single row) get neither masks nor wasted lanes.
@@ -97,12 +107,17 @@ computeTileSizes(linalg::LinalgOp op,
       sizes.thread[m] = clampToRange(o.contractionThreadTile[0], ranges[m]);
     }
     if (!dims->n.empty()) {
+      // About 16 column tiles, each of at least kMinTileElements
+      // multiply-adds for one row.
       unsigned n = dims->n.back();
-      constexpr int64_t kTilesPerRegion = 16;
-      int64_t chunk =
-          ShapedType::isDynamic(ranges[n])
-              ? o.contractionThreadTile[1]
-              : llvm::alignTo(llvm::divideCeil(ranges[n], kTilesPerRegion), 8);
+      int64_t chunk = o.contractionThreadTile[1];
+      if (!ShapedType::isDynamic(ranges[n])) {
+        chunk = llvm::divideCeil(ranges[n], kTilesPerRegion);
+        if (!ShapedType::isDynamic(ranges[k]))
+          chunk = std::max<int64_t>(
+              chunk, llvm::divideCeil(8 * kMinTileElements, ranges[k]));
+        chunk = llvm::alignTo(chunk, 8);
+      }
       sizes.thread[n] = clampToRange(chunk, ranges[n]);
     }
     return sizes;
@@ -128,19 +143,31 @@ computeTileSizes(linalg::LinalgOp op,
   }
 
   // Any other operation: the innermost loop is the vector, and the thread
-  // tile splits the outermost parallel loop that is not a unit dimension.
+  // tile splits the outermost parallel loop that is not a unit dimension,
+  // into tiles of at least kMinTileElements: forking a thread team costs
+  // more than a norm over one row (a decode's 256 elements) takes. An op
+  // too small for two such tiles gets no thread tile at all.
   unsigned inner = numLoops - 1;
   sizes.vector[inner] = clampToRange(o.vectorLength, ranges[inner]);
+  if (!llvm::any_of(ranges, ShapedType::isDynamic) &&
+      std::accumulate(ranges.begin(), ranges.end(), int64_t(1),
+                      std::multiplies<int64_t>()) < 2 * kMinTileElements)
+    return sizes;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (unsigned d = 0; d < numLoops; ++d) {
     if (iterators[d] != utils::IteratorType::parallel || ranges[d] == 1)
       continue;
-    constexpr int64_t kTilesPerRegion = 16;
     int64_t chunk;
     if (ShapedType::isDynamic(ranges[d]))
       chunk = d == inner ? 32 * o.vectorLength : 8;
     else
       chunk = llvm::divideCeil(ranges[d], kTilesPerRegion);
+    // The elements of one step along d, where the other loops are static.
+    int64_t step = 1;
+    for (unsigned other = 0; other < numLoops; ++other)
+      if (other != d && !ShapedType::isDynamic(ranges[other]))
+        step *= ranges[other];
+    chunk = std::max<int64_t>(chunk, llvm::divideCeil(kMinTileElements, step));
     if (d == inner)
       chunk = llvm::alignTo(chunk, o.vectorLength);
     sizes.thread[d] = clampToRange(chunk, ranges[d]);

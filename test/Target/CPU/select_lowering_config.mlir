@@ -2,9 +2,11 @@
 // a 64x256 thread tile, k in blocks of 256, an 8x16 register tile (clamped
 // to small dimensions). A matmul whose operands both run along k (the weight
 // transposed, as std.nn.linear reads it): threads split rows and columns
-// (about 16 column tiles, multiples of 8), 32 lanes along k. An elementwise
-// op: 32 lanes along its innermost loop, its outer loop in about 16 thread
-// tiles. A pinned configuration is kept.
+// (about 16 column tiles, multiples of 8, of at least 32768 multiply-adds
+// per row), 32 lanes along k. An elementwise op: 32 lanes along its
+// innermost loop, its outer loop in about 16 thread tiles of at least 4096
+// elements; one too small for two such tiles (a decode's row) gets none. A
+// pinned configuration is kept.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cpu-select-lowering-config))" | FileCheck %s
 
 // CHECK-LABEL: func.func @matmul
@@ -31,7 +33,7 @@ func.func @linear(%x: tensor<?x256xf32>, %w: tensor<4096x256xf32>, %acc: tensor<
 
 #id = affine_map<(i, j) -> (i, j)>
 // CHECK-LABEL: func.func @elementwise
-// CHECK: linalg.generic {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [4, 0], reduction = [0, 0], vector = [1, 32]>
+// CHECK: linalg.generic {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [32, 0], reduction = [0, 0], vector = [1, 32]>
 // CHECK: linalg.generic {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 0], reduction = [], vector = [1, 8]>
 func.func @elementwise(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
   %e = tensor.empty() : tensor<64x128xf32>
@@ -46,4 +48,16 @@ func.func @elementwise(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
     linalg.yield %n : f32
   } -> tensor<64x128xf32>
   return %p : tensor<64x128xf32>
+}
+
+// CHECK-LABEL: func.func @one_row
+// CHECK: linalg.generic {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [0, 0], reduction = [0, 0], vector = [1, 32]>
+func.func @one_row(%x: tensor<1x256xf32>) -> tensor<1x256xf32> {
+  %e = tensor.empty() : tensor<1x256xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<1x256xf32>) outs(%e : tensor<1x256xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %n = math.exp %a : f32
+    linalg.yield %n : f32
+  } -> tensor<1x256xf32>
+  return %r : tensor<1x256xf32>
 }

@@ -42,6 +42,23 @@ def LinnetCpuSelectLoweringConfig
   ];
 }
 
+def LinnetCpuSerializeSingleTileRegions
+    : Pass<"linnet-cpu-serialize-single-tile-regions", "mlir::func::FuncOp"> {
+  let summary = "Run a parallel region whose loop has one iteration on the "
+                "calling thread";
+  let description = [{
+    Runs after scf → OpenMP. Gives each `omp.parallel` around an
+    `omp.wsloop` an `if` clause that is true only when the loop nest has more
+    than one iteration: with dynamic sizes (a decode's single row) a
+    dispatch region often has one tile, and forking a thread team for it
+    costs more than the tile. The region then runs serialized, on the
+    calling thread, with the same code.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::omp::OpenMPDialect"
+  ];
+}
+
 def LinnetCpuLowerVectors
     : Pass<"linnet-cpu-lower-vectors", "mlir::func::FuncOp"> {
   let summary = "Hoist accumulators out of reduction loops and lower vector "
