@@ -319,7 +319,7 @@ def parameter_bytes(checkpoint):
     return count, size
 
 
-def prepare(dtype, sizes, work, linnet, llama, converter):
+def prepare(dtype, sizes, work, linnet, llama, converter, cpu):
     """Checkpoint, GGUF and linnet binary of one dtype."""
     checkpoint = os.path.join(work, f"ckpt-{dtype}")
     binds = [f"--bind={k}={v}" for k, v in sizes.items()]
@@ -346,8 +346,10 @@ def prepare(dtype, sizes, work, linnet, llama, converter):
     binary = os.path.join(work, f"linnet-{dtype}")
     log(f"{dtype}: linnet build")
     start = time.perf_counter()
+    # For this machine's CPU, as llama.cpp is built (GGML_NATIVE=ON): the default x86-64-v3
+    # has neither AVX-512 nor its bf16 instructions.
     run(NICE + [linnet, "build", MODEL, "--bind", os.path.join(checkpoint, "config.json"),
-                "--bind=Batch=1", "-o", binary])
+                "--bind=Batch=1", "--cpu", cpu, "-o", binary])
     return checkpoint, gguf, binary, time.perf_counter() - start, notes
 
 
@@ -433,6 +435,8 @@ def main() -> int:
     parser.add_argument("--cache", default=os.path.expanduser("~/.cache/linnet-bench"))
     parser.add_argument("--jobs", type=int, default=2, help="parallel jobs of the llama.cpp build")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--cpu", default="native",
+                        help="linnet build --cpu (llama.cpp is built for the host CPU)")
     args = parser.parse_args()
 
     began = time.perf_counter()
@@ -469,7 +473,7 @@ def main() -> int:
     rows, checks, details = [], [], []
     for dtype in dtypes:
         checkpoint, gguf, binary, build_s, notes = prepare(dtype, sizes, work, linnet, llama,
-                                                           converter)
+                                                           converter, args.cpu)
         count, size = parameter_bytes(checkpoint)
         details.append(f"{dtype}: {count} parameters, {size} parameter bytes "
                        f"({size / 1e6:.1f} MB); GGUF {os.path.getsize(gguf) / 1e6:.1f} MB; "
