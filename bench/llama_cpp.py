@@ -18,10 +18,9 @@ count measures, `-r` repetitions each and the median of them:
              `--prompt-tokens <the 256 ids> --generate 65 --timings`, one prefill then 64 greedy
              decode calls at positions 256..319, tok/s as it prints it (64 / their summed time);
 
-and prints one table with the ratio linnet / llama.cpp (above 1: linnet is faster). `--timings`
-prints each script call to the millisecond and a decode call takes about one, so the script's
-1 / median decode call moves in steps of 1000, 500, 333 tok/s: it is printed beside the table,
-not in it.
+and prints one table with the ratio linnet / llama.cpp (above 1: linnet is faster). The
+script's 1 / median decode call (`--timings` prints each call to the microsecond) is printed
+beside the table, not in it: it times single calls, not a run of 64.
 
 Then compares greedy tokens and logits: llama.cpp's 65 greedy tokens from the same prompt
 (bench/llama_cpp_greedy.cpp over libllama, 1 thread, and the logits of the prompt's last
@@ -508,7 +507,7 @@ def main() -> int:
                 f"linnet {spread(linnet_prefill)}; decode llama.cpp {spread(llama_decode)}, linnet "
                 f"{spread(linnet_decode)} tok/s. linnet's cold prefill (first call of --generate) "
                 f"{median(cold_prefill):.0f}, 1 / median --script decode call "
-                f"{1 / call if call else float('inf'):.0f} tok/s (ms steps)")
+                f"{1 / call if call else float('inf'):.0f} tok/s")
             ours_logits = np.load(os.path.join(out, "call_0.npy")).reshape(-1)
             checks.append((dtype, t, theirs, ours, their_logits, ours_logits, reference))
 

@@ -533,7 +533,7 @@ llvm::Error ModelRun::runScript(const PackedEntryLookup &packed) {
     if (llvm::Error error = writeNpy(path, shape, logits))
       return error;
     if (options.timings)
-      llvm::errs() << llvm::format("%s: call %zu %s %.3f s (%lld tokens)\n",
+      llvm::errs() << llvm::format("%s: call %zu %s %.6f s (%lld tokens)\n",
                                    options.tool.c_str(), i,
                                    entryName(call.entry).data(), callSeconds,
                                    (long long)(call.rows * call.length));
