@@ -62,3 +62,19 @@ llvm::Expected<llvm::json::Value> linnet::parseJSON(llvm::StringRef text) {
   }
   return llvm::json::parse(text);
 }
+
+std::optional<int64_t> linnet::jsonInteger(const llvm::json::Value &value) {
+  std::optional<double> number = value.getAsNumber();
+  if (!number)
+    return std::nullopt;
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (!(*number < kTwoTo63 && *number >= -kTwoTo63))
+    return std::nullopt;
+  return value.getAsInteger();
+}
+
+std::optional<int64_t> linnet::jsonInteger(const llvm::json::Object &object,
+                                           llvm::StringRef key) {
+  const llvm::json::Value *value = object.get(key);
+  return value ? jsonInteger(*value) : std::nullopt;
+}

@@ -261,7 +261,7 @@ CheckpointBinding::parse(llvm::StringRef text, llvm::StringRef path) {
       binding.section = name->str();
     if (const json::Object *defaults = config->getObject("defaults"))
       for (const auto &[key, value] : *defaults) {
-        if (auto integer = value.getAsInteger())
+        if (auto integer = jsonInteger(value))
           binding.defaults.push_back(key.str() + "=" +
                                      std::to_string(*integer));
         else if (auto text = value.getAsString())
@@ -500,7 +500,7 @@ llvm::Error CheckpointBinding::checkLayerTypes(const json::Object &config,
     return fail("`" + field + "` is not a list");
   std::optional<int64_t> count;
   if (const json::Value *countValue = config.get(layerCount))
-    count = countValue->getAsInteger();
+    count = jsonInteger(*countValue);
   if (count && int64_t(types->size()) != *count)
     return fail("`" + field + "` lists " + llvm::Twine(types->size()) +
                 " layers, but `" + layerCount + "` is " + llvm::Twine(*count));

@@ -59,7 +59,7 @@ parametersFromJSON(const json::Object &root, llvm::StringRef key) {
     param.element = *type;
     param.optional = object->getBoolean("optional").value_or(false);
     for (const json::Value &size : *shape)
-      param.shape.push_back(size.getAsInteger().value_or(0));
+      param.shape.push_back(jsonInteger(size).value_or(0));
     result.push_back(std::move(param));
   }
   return result;
@@ -119,7 +119,7 @@ llvm::Expected<ModelManifest> ModelManifest::parse(llvm::StringRef text) {
         generic.kind = GenericKind::Float;
         generic.element = parseElementType(*element).value_or(ElementType::F32);
       } else {
-        generic.size = object->getInteger("size").value_or(0);
+        generic.size = jsonInteger(*object, "size").value_or(0);
       }
       manifest.generics.push_back(std::move(generic));
       manifest.fromConfig.push_back(
@@ -191,7 +191,7 @@ llvm::Error ModelManifest::checkConfigAgrees(
     }
   std::map<std::string, int64_t> fields;
   for (const auto &[key, value] : *section)
-    if (auto integer = value.getAsInteger())
+    if (auto integer = jsonInteger(value))
       fields[key.str()] = *integer;
 
   const json::Object *genericRules = rules->getObject("generics");

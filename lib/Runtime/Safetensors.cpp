@@ -170,7 +170,7 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
     // computes it), so that a zero after huge sizes cannot hide an overflow.
     int64_t elements = 1;
     for (const json::Value &dim : *shape) {
-      auto size = dim.getAsInteger();
+      auto size = jsonInteger(dim);
       if (!size || *size < 0)
         return where("the shape holds something other than sizes");
       if (__builtin_mul_overflow(elements, *size, &elements))
@@ -179,8 +179,8 @@ SafetensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
     }
     if (offsets->size() != 2)
       return where("`data_offsets` is not a pair");
-    auto begin = (*offsets)[0].getAsInteger();
-    auto end = (*offsets)[1].getAsInteger();
+    auto begin = jsonInteger((*offsets)[0]);
+    auto end = jsonInteger((*offsets)[1]);
     if (!begin || !end || *begin < 0 || *end < *begin)
       return where("`data_offsets` is not an ordered pair of offsets");
     if (uint64_t(*end) > data.size())

@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -64,8 +65,10 @@ std::string describe(const json::Value &value) {
   case json::Value::Boolean:
     return "a boolean";
   case json::Value::Number:
-    if (auto integer = value.getAsInteger())
+    if (auto integer = jsonInteger(value))
       return "the integer " + std::to_string(*integer);
+    if (double number = *value.getAsNumber(); number == std::trunc(number))
+      return "a number outside the 64-bit integers";
     return "a number with a fraction";
   case json::Value::String:
     return "a string";
@@ -97,7 +100,7 @@ struct CallParser {
 
   llvm::Expected<int32_t> integer(llvm::StringRef field, const json::Value &v,
                                   const llvm::Twine &what) const {
-    std::optional<int64_t> value = v.getAsInteger();
+    std::optional<int64_t> value = jsonInteger(v);
     if (!value)
       return error(field, "expected " + what + ", got " + describe(v));
     if (*value < std::numeric_limits<int32_t>::min() ||

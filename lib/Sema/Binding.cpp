@@ -293,7 +293,7 @@ bool ModelBinder::bindConfig(llvm::StringRef configPath) {
           if (!field)
             return std::nullopt;
           failure = FieldExpression::Failure::NotInteger;
-          return field->getAsInteger();
+          return jsonInteger(*field);
         });
     std::string ruleText =
         "`" + generic.name + "` is bound from `" + text->str() + "`";
@@ -381,7 +381,7 @@ bool ModelBinder::bindConfig(llvm::StringRef configPath) {
       if (!values.count(generic.name))
         if (const json::Value *value = defaults->get(generic.name)) {
           std::string text;
-          if (auto integer = value->getAsInteger())
+          if (auto integer = jsonInteger(*value))
             text = std::to_string(*integer);
           else if (auto string = value->getAsString())
             text = string->str();
