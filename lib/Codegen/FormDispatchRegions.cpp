@@ -132,12 +132,13 @@ struct FormDispatchRegionsPass
     // Consumers first, so producers fuse into them. An op inside an
     // scf.forall is in a dispatch region already (one formed here, or one
     // the lowering made, as for linnet.expert_matmul).
-    llvm::SmallPtrSet<Operation *, 16> failed;
+    // Roots that could not be tiled, left as they are.
+    llvm::SmallPtrSet<Operation *, 16> refused;
     while (true) {
       linalg::LinalgOp root;
       func.walk<WalkOrder::PostOrder, ReverseIterator>(
           [&](linalg::LinalgOp op) {
-            if (!getLoweringConfig(op) || failed.contains(op) ||
+            if (!getLoweringConfig(op) || refused.contains(op) ||
                 !op.hasPureTensorSemantics() ||
                 op->getParentOfType<scf::ForallOp>())
               return WalkResult::advance();
@@ -146,9 +147,9 @@ struct FormDispatchRegionsPass
           });
       if (!root)
         break;
-      if (::failed(formDispatchRegion(rewriter, root,
-                                      getLoweringConfig(root).getThread())))
-        failed.insert(root);
+      if (failed(formDispatchRegion(rewriter, root,
+                                    getLoweringConfig(root).getThread())))
+        refused.insert(root);
     }
   }
 };

@@ -24,8 +24,6 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
-#include <functional>
-
 namespace linnet {
 #define GEN_PASS_DEF_LINNETCODEGENTILEANDVECTORIZE
 #include "linnet/Codegen/Passes.h.inc"
@@ -145,25 +143,32 @@ struct UnmaskZeroPaddedContraction : OpRewritePattern<vector::MaskOp> {
   }
 };
 
-/// `operand` of `contract` as a vector of the whole iteration space, where
-/// that is only a reshape: the dimensions its indexing map leaves out have
-/// size 1 and the others come in order. Null otherwise.
-Value toIterationShape(OpBuilder &b, vector::ContractionOp contract,
-                       unsigned operand) {
+/// The type of `operand` of `contract` as a vector of the whole iteration
+/// space, where that is only a reshape: the dimensions its indexing map
+/// leaves out have size 1 and the others come in order. None otherwise.
+std::optional<VectorType> iterationShapeOf(vector::ContractionOp contract,
+                                           unsigned operand) {
   AffineMap map = contract.getIndexingMapsArray()[operand];
   SmallVector<int64_t> shape(map.getNumDims(), 1);
-  Value value = contract->getOperand(operand);
-  auto type = cast<VectorType>(value.getType());
+  auto type = cast<VectorType>(contract->getOperand(operand).getType());
   int64_t last = -1;
   for (auto [position, result] : llvm::enumerate(map.getResults())) {
     auto dim = dyn_cast<AffineDimExpr>(result);
     if (!dim || int64_t(dim.getPosition()) <= last)
-      return nullptr;
+      return std::nullopt;
     last = dim.getPosition();
     shape[last] = type.getDimSize(position);
   }
-  auto full = VectorType::get(shape, type.getElementType());
-  if (full == type)
+  return VectorType::get(shape, type.getElementType());
+}
+
+/// `operand` of `contract` reshaped to the iteration space (see
+/// iterationShapeOf, which must have allowed it).
+Value toIterationShape(OpBuilder &b, vector::ContractionOp contract,
+                       unsigned operand) {
+  Value value = contract->getOperand(operand);
+  VectorType full = *iterationShapeOf(contract, operand);
+  if (full == value.getType())
     return value;
   return vector::ShapeCastOp::create(b, contract.getLoc(), full, value);
 }
@@ -171,15 +176,22 @@ Value toIterationShape(OpBuilder &b, vector::ContractionOp contract,
 /// The reduction into `acc` (a loop's iteration argument) that the loop body
 /// performs on every iteration: a `vector.multi_reduction <add>`, or an
 /// unmasked `vector.contract` (add) whose operands reshape to the iteration
-/// space. `lanes(b)` builds, before the reduction, what it reduces (a
-/// product's factors for a contraction) and `dims` are the reduced
-/// dimensions.
+/// space. `lanesType` is that space (what is reduced) and `dims` are the
+/// reduced dimensions.
 struct LaneReduction {
   Operation *op = nullptr;
+  VectorType lanesType;
   SmallVector<int64_t> dims;
-  /// The factors of each lane (rhs null for a plain sum).
-  std::function<std::pair<Value, Value>(OpBuilder &)> lanes;
 };
+
+/// What `reduction` reduces, built before it: the lanes of a sum, or a
+/// product's two factors (the second null for a sum).
+std::pair<Value, Value> buildLanes(OpBuilder &b, const LaneReduction &found) {
+  if (auto reduce = dyn_cast<vector::MultiDimReductionOp>(found.op))
+    return {reduce.getSource(), nullptr};
+  auto contract = cast<vector::ContractionOp>(found.op);
+  return {toIterationShape(b, contract, 0), toIterationShape(b, contract, 1)};
+}
 
 std::optional<LaneReduction> matchLaneReduction(Value acc) {
   if (!acc.hasOneUse() || !isa<FloatType>(getElementTypeOrSelf(acc.getType())))
@@ -191,10 +203,8 @@ std::optional<LaneReduction> matchLaneReduction(Value acc) {
     if (reduce.getKind() != vector::CombiningKind::ADD ||
         reduce.getAcc() != acc)
       return std::nullopt;
+    found.lanesType = reduce.getSourceVectorType();
     llvm::append_range(found.dims, reduce.getReductionDims());
-    found.lanes = [reduce](OpBuilder &) mutable {
-      return std::pair<Value, Value>(reduce.getSource(), nullptr);
-    };
     return found;
   }
   auto contract = dyn_cast<vector::ContractionOp>(user);
@@ -205,24 +215,15 @@ std::optional<LaneReduction> matchLaneReduction(Value acc) {
       getElementTypeOrSelf(contract.getRhs().getType()) !=
           getElementTypeOrSelf(acc.getType()))
     return std::nullopt;
-  {
-    // Only where both operands reshape to the iteration space.
-    OpBuilder probe(contract);
-    for (unsigned operand : {0u, 1u}) {
-      Value shaped = toIterationShape(probe, contract, operand);
-      if (!shaped)
-        return std::nullopt;
-      if (shaped != contract->getOperand(operand))
-        shaped.getDefiningOp()->erase();
-    }
-  }
+  // Only where both operands reshape to the iteration space.
+  std::optional<VectorType> lhs = iterationShapeOf(contract, 0),
+                            rhs = iterationShapeOf(contract, 1);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  found.lanesType = *lhs;
   for (auto [d, iterator] : llvm::enumerate(contract.getIteratorTypesArray()))
     if (iterator == vector::IteratorType::reduction)
       found.dims.push_back(d);
-  found.lanes = [contract](OpBuilder &b) mutable {
-    return std::pair<Value, Value>(toIterationShape(b, contract, 0),
-                                   toIterationShape(b, contract, 1));
-  };
   return found;
 }
 
@@ -243,20 +244,7 @@ void carryUnreducedLanes(RewriterBase &rewriter, scf::ForOp loop) {
         yield.getOperand(i) != result)
       continue;
     Location loc = reduction->op->getLoc();
-    // The lanes' type: the iteration space of the reduction.
-    auto accType = cast<VectorType>(acc.getType());
-    SmallVector<int64_t> shape;
-    {
-      OpBuilder probe(reduction->op);
-      auto [lhs, rhs] = reduction->lanes(probe);
-      shape.assign(cast<VectorType>(lhs.getType()).getShape().begin(),
-                   cast<VectorType>(lhs.getType()).getShape().end());
-      for (Value made : {lhs, rhs})
-        if (made && made.getDefiningOp() &&
-            isa<vector::ShapeCastOp>(made.getDefiningOp()) && made.use_empty())
-          made.getDefiningOp()->erase();
-    }
-    auto lanesType = VectorType::get(shape, accType.getElementType());
+    VectorType lanesType = reduction->lanesType;
     rewriter.setInsertionPoint(loop);
     Value zero = arith::ConstantOp::create(rewriter, loc, lanesType,
                                            rewriter.getZeroAttr(lanesType));
@@ -265,7 +253,7 @@ void carryUnreducedLanes(RewriterBase &rewriter, scf::ForOp loop) {
         rewriter, zero, /*replaceInitOperandUsesInLoop=*/false,
         [&](OpBuilder &b, Location, ArrayRef<BlockArgument> carried) {
           b.setInsertionPoint(matched.op);
-          auto [lhs, rhs] = matched.lanes(b);
+          auto [lhs, rhs] = buildLanes(b, matched);
           Value sum =
               rhs ? vector::FMAOp::create(b, loc, lhs, rhs, carried[0])
                         .getResult()

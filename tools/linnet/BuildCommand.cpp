@@ -12,6 +12,8 @@
 
 #include "Driver.h"
 
+#include "linnet/Basic/OutputFile.h"
+
 #include "linnet/Runtime/ModelManifest.h"
 #include "linnet/Target/CPU/CpuExecutable.h"
 
@@ -165,14 +167,9 @@ int linnet::driver::runBuild(const char *argv0) {
     return reportError(withContext("cannot write the model's object file: ",
                                    std::move(error)));
   compiled.times.lap("LLVM optimization and code generation");
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(table, ec);
-    if (ec)
-      return reportError(ErrorId::OutputUnwritable,
-                         "cannot write `" + table + "`: " + ec.message());
-    os << entryTable(manifest);
-  }
+  if (llvm::Error error = writeOutputFile(
+          table, [&](llvm::raw_ostream &os) { os << entryTable(manifest); }))
+    return reportError(std::move(error));
 
   std::string llvmLibraries = LINNET_LLVM_LIBRARY_DIR;
   std::string rpath =

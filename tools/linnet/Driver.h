@@ -55,7 +55,6 @@ enum class LoweringStage {
   LLVM,   ///< the LLVM dialect
 };
 
-/// A model checked, bound, and lowered to MLIR.
 /// The wall-clock seconds of each stage a command ran, in order, for
 /// `build -v`: `lap(name)` ends the stage begun at the previous lap.
 class StageTimes {
@@ -68,6 +67,7 @@ private:
   std::vector<std::pair<std::string, double>> stages;
 };
 
+/// A model checked, bound, and lowered to MLIR.
 struct CompiledModel {
   StageTimes times;
   mlir::MLIRContext context;

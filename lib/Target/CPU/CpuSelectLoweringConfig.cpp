@@ -37,10 +37,6 @@ struct CpuTileSizes {
   SmallVector<int64_t> vector;
 };
 
-bool isContraction(linalg::LinalgOp op) {
-  return op.getNumReductionLoops() > 0 && linalg::isaContractionOpInterface(op);
-}
-
 /// Thread tiles per dispatch region to aim for (a few per core, so that
 /// uneven tiles balance), and the least work of one: below it the fork of
 /// a thread team costs more than the tile.
