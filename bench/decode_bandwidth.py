@@ -39,21 +39,18 @@ unless --keep.
 """
 import argparse
 import atexit
-import json
 import os
 import re
 import resource
 import shutil
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODEL = os.path.join(TOP, "models", "qwen3_5_moe")
-NICE = ["nice", "-n", "19"]
+from benchlib import MODEL, NICE, TOP, checkpoint_tensors, conv_size, load_average, log, run
+
 
 # The binding names of bench/run_entries.py's SIZES.
 SIZES = dict(Vocab=32768, H=1024, Heads=8, KvHeads=2, HeadDim=128, KeyHeads=4, ValueHeads=8,
@@ -131,19 +128,6 @@ int main(int argc, char **argv) {
 '''
 
 
-def log(message):
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-def run(cmd, env=None):
-    """Runs cmd; on failure exits with its output. Returns (stdout, stderr)."""
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if result.returncode != 0:
-        sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n"
-                 f"{(result.stdout or '')[-4000:]}{(result.stderr or '')[-4000:]}")
-    return result.stdout, result.stderr
-
-
 def parse_sizes(items):
     """NAME=VALUE items over the default sizes; Conv follows the DeltaNet sizes unless given."""
     sizes = dict(SIZES)
@@ -157,8 +141,7 @@ def parse_sizes(items):
         sizes[name] = int(value)
         given.add(name)
     if "Conv" not in given:
-        sizes["Conv"] = (2 * sizes["KeyHeads"] * sizes["KeyDim"]
-                         + sizes["ValueHeads"] * sizes["ValueDim"])
+        sizes["Conv"] = conv_size(sizes)
     return sizes
 
 
@@ -176,42 +159,30 @@ def machine():
     return nproc, field("Model name"), caches, thp
 
 
-def load_average():
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def checkpoint_bytes(checkpoint, sizes):
     """From the safetensors headers: (total bytes, active bytes per decoded token, a breakdown
     {part: (total, active)}). Expert tensors count TopK / Experts of their bytes, the embedding
     table one row, everything else (lm_head.weight too) in full."""
     parts = {}
     top_k, experts = sizes["TopK"], sizes["Experts"]
-    files = sorted(f for f in os.listdir(checkpoint) if f.endswith(".safetensors"))
-    if not files:
-        sys.exit(f"no .safetensors in {checkpoint}")
-    for f in files:
-        with open(os.path.join(checkpoint, f), "rb") as stream:
-            header = json.loads(stream.read(struct.unpack("<Q", stream.read(8))[0]))
-        for name, tensor in header.items():
-            if name == "__metadata__":
-                continue
-            size = tensor["data_offsets"][1] - tensor["data_offsets"][0]
-            shape = tensor["shape"]
-            if re.search(r"\.experts\.(gate_up_proj|down_proj)$", name):
-                # Fused [Experts, ...]: a token reads TopK of the Experts slices.
-                if shape[0] != experts:
-                    sys.exit(f"{name}: shape {shape}, expected {experts} experts first")
-                part, active = "routed experts", size * top_k / experts
-            elif re.search(r"\.experts\.\d+\.", name):
-                part, active = "routed experts", size * top_k / experts  # per-expert layout
-            elif name.endswith("embed_tokens.weight"):
-                part, active = "embedding (one row read)", size / shape[0]
-            elif name == "lm_head.weight":
-                part, active = "lm_head", size
-            else:
-                part, active = "the rest (attention, DeltaNet, shared expert, router, norms)", size
-            total, act = parts.get(part, (0, 0))
-            parts[part] = (total + size, act + active)
+    for name, tensor in checkpoint_tensors(checkpoint):
+        size = tensor["data_offsets"][1] - tensor["data_offsets"][0]
+        shape = tensor["shape"]
+        if re.search(r"\.experts\.(gate_up_proj|down_proj)$", name):
+            # Fused [Experts, ...]: a token reads TopK of the Experts slices.
+            if shape[0] != experts:
+                sys.exit(f"{name}: shape {shape}, expected {experts} experts first")
+            part, active = "routed experts", size * top_k / experts
+        elif re.search(r"\.experts\.\d+\.", name):
+            part, active = "routed experts", size * top_k / experts  # per-expert layout
+        elif name.endswith("embed_tokens.weight"):
+            part, active = "embedding (one row read)", size / shape[0]
+        elif name == "lm_head.weight":
+            part, active = "lm_head", size
+        else:
+            part, active = "the rest (attention, DeltaNet, shared expert, router, norms)", size
+        total, act = parts.get(part, (0, 0))
+        parts[part] = (total + size, act + active)
     total = sum(t for t, _ in parts.values())
     active = sum(a for _, a in parts.values())
     return total, active, parts

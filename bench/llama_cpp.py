@@ -46,18 +46,16 @@ import os
 import re
 import shutil
 import statistics
-import struct
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODEL = os.path.join(TOP, "models", "qwen3_5_moe")
+from benchlib import MODEL, NICE, TOP, checkpoint_tensors, conv_size, load_average, log, run
+
 GREEDY_SOURCE = os.path.join(TOP, "bench", "llama_cpp_greedy.cpp")
 DEBIAN_PYTHON = "/usr/bin/python3"
-NICE = ["nice", "-n", "19"]
 
 SMALL = dict(Vocab=4096, H=256, Heads=4, KvHeads=2, HeadDim=64, KeyHeads=2, ValueHeads=4,
              KeyDim=32, ValueDim=32, Conv=256, Width=4, Experts=16, TopK=4, ExpertInner=128,
@@ -96,19 +94,6 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 '''
 
 
-def log(message):
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-def run(cmd, env=None):
-    """Runs cmd; on failure exits with its output. Returns (stdout, stderr)."""
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if result.returncode != 0:
-        sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n"
-                 f"{(result.stdout or '')[-4000:]}{(result.stderr or '')[-4000:]}")
-    return result.stdout, result.stderr
-
-
 def parse_sizes(items):
     """`small` and NAME=VALUE items over the default sizes; Conv follows the DeltaNet sizes
     unless it is given."""
@@ -123,8 +108,7 @@ def parse_sizes(items):
         sizes[name] = int(value)
         given.add(name)
     if "Conv" not in given:
-        sizes["Conv"] = (2 * sizes["KeyHeads"] * sizes["KeyDim"]
-                         + sizes["ValueHeads"] * sizes["ValueDim"])
+        sizes["Conv"] = conv_size(sizes)
     if sizes["KeyDim"] != sizes["ValueDim"]:
         # src/models/qwen35moe.cpp takes both head sizes from one GGUF field (ssm.state_size).
         sys.exit(f"--sizes: llama.cpp's qwen35moe needs KeyDim == ValueDim (here {sizes['KeyDim']} "
@@ -149,10 +133,6 @@ def median(values):
 
 def spread(values):
     return f"{min(values):.0f}..{max(values):.0f}"
-
-
-def load_average():
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 # --- llama.cpp: source, build, converter environment -------------------------------------------
@@ -302,19 +282,12 @@ def write_tokenizer(folder, vocab_size):
 def parameter_bytes(checkpoint):
     """(parameter count, bytes of tensor data) from the checkpoint's safetensors headers."""
     count = size = 0
-    for f in sorted(os.listdir(checkpoint)):
-        if not f.endswith(".safetensors"):
-            continue
-        with open(os.path.join(checkpoint, f), "rb") as stream:
-            header = json.loads(stream.read(struct.unpack("<Q", stream.read(8))[0]))
-        for name, tensor in header.items():
-            if name == "__metadata__":
-                continue
-            elements = 1
-            for d in tensor["shape"]:
-                elements *= d
-            count += elements
-            size += tensor["data_offsets"][1] - tensor["data_offsets"][0]
+    for _, tensor in checkpoint_tensors(checkpoint):
+        elements = 1
+        for d in tensor["shape"]:
+            elements *= d
+        count += elements
+        size += tensor["data_offsets"][1] - tensor["data_offsets"][0]
     return count, size
 
 
