@@ -11,7 +11,7 @@
 #
 # Usage: bench/run_forward.sh [build-dir]   (default: build)
 # Sizes can be changed through the environment: SIZES="Vocab=4096 H=256 ..." (every generic of
-# the model but T and Batch), SHAPES="1x128 4x32" (batch x length).
+# the model but T and Batch), SHAPES="1x256 4x64" (batch x length).
 # numpy is Debian's /usr/bin/python3 one, single-threaded reference BLAS unless an optimized
 # libblas3 alternative is installed.
 set -euo pipefail
@@ -25,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
 
 # Conv = 2 * KeyHeads * KeyDim + ValueHeads * ValueDim.
 SIZES="${SIZES:-Vocab=4096 H=256 Heads=4 KvHeads=2 HeadDim=64 KeyHeads=2 ValueHeads=4 KeyDim=32 ValueDim=32 Conv=256 Width=4 Experts=16 TopK=4 ExpertInner=128 SharedInner=128 Groups=2 MaxSeq=512}"
-SHAPES="${SHAPES:-1x128 4x32}"
+SHAPES="${SHAPES:-1x256 4x64}"
 
 binds=()
 for size in $SIZES; do binds+=(--bind "$size"); done
@@ -69,9 +69,13 @@ for dtype in f32 bf16; do
     rows="$(tokens "$b" "$s")"
     /usr/bin/time -v -o "$work/time.txt" "$linnet" run "$model" --checkpoint "$work/$dtype" \
       --entry forward --tokens "$rows" --out "$work/logits.npy" --timings 2>"$work/timings.txt"
-    # linnet run: compile X s, load X s, code generation X s, forward X s (N tokens)
-    read -r compile load codegen run count < <(sed -n \
-      's/^linnet run: compile \([0-9.]*\) s, load \([0-9.]*\) s, code generation \([0-9.]*\) s, forward \([0-9.]*\) s (\([0-9]*\) tokens)$/\1 \2 \3 \4 \5/p' \
+    # linnet run: compile X s, code generation X s
+    # linnet run: load X s, forward X s (N tokens)
+    read -r compile codegen < <(sed -n \
+      's/^linnet run: compile \([0-9.]*\) s, code generation \([0-9.]*\) s$/\1 \2/p' \
+      "$work/timings.txt")
+    read -r load run count < <(sed -n \
+      's/^linnet run: load \([0-9.]*\) s, forward \([0-9.]*\) s (\([0-9]*\) tokens)$/\1 \2 \3/p' \
       "$work/timings.txt")
     rss="$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")"
     read -r np32 np64 < <(reference "$work/$dtype" "$rows")

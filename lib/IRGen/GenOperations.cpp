@@ -1113,63 +1113,75 @@ struct BuiltinArguments {
 
 } // namespace
 
-static mlir::Value unaryMath(mlir::OpBuilder &b, mlir::Location l,
-                             llvm::StringRef name, mlir::Value x) {
+/// The scalar function of a unary float built-in.
+static mlir::Value unaryMath(mlir::OpBuilder &b, mlir::Location l, BuiltinId id,
+                             mlir::Value x) {
   mlir::Type type = x.getType();
-  auto one = [&] {
-    return arith::ConstantOp::create(b, l, b.getFloatAttr(type, 1.0));
+  auto constant = [&](double value) {
+    return arith::ConstantOp::create(b, l, b.getFloatAttr(type, value));
   };
-  if (name == "exp")
-    return mlir::math::ExpOp::create(b, l, x);
-  if (name == "log")
-    return mlir::math::LogOp::create(b, l, x);
-  if (name == "sqrt")
-    return mlir::math::SqrtOp::create(b, l, x);
-  if (name == "rsqrt")
-    return arith::DivFOp::create(b, l, one(),
-                                 mlir::math::SqrtOp::create(b, l, x));
-  if (name == "cos")
-    return mlir::math::CosOp::create(b, l, x);
-  if (name == "sin")
-    return mlir::math::SinOp::create(b, l, x);
   auto sigmoid = [&](mlir::Value u) -> mlir::Value {
     mlir::Value e =
         mlir::math::ExpOp::create(b, l, arith::NegFOp::create(b, l, u));
-    return arith::DivFOp::create(b, l, one(),
-                                 arith::AddFOp::create(b, l, one(), e));
+    return arith::DivFOp::create(b, l, constant(1.0),
+                                 arith::AddFOp::create(b, l, constant(1.0), e));
   };
-  if (name == "sigmoid")
+  switch (id) {
+  case BuiltinId::Exp:
+    return mlir::math::ExpOp::create(b, l, x);
+  case BuiltinId::Log:
+    return mlir::math::LogOp::create(b, l, x);
+  case BuiltinId::Sqrt:
+    return mlir::math::SqrtOp::create(b, l, x);
+  case BuiltinId::Rsqrt:
+    return arith::DivFOp::create(b, l, constant(1.0),
+                                 mlir::math::SqrtOp::create(b, l, x));
+  case BuiltinId::Cos:
+    return mlir::math::CosOp::create(b, l, x);
+  case BuiltinId::Sin:
+    return mlir::math::SinOp::create(b, l, x);
+  case BuiltinId::Sigmoid:
     return sigmoid(x);
-  if (name == "silu")
+  case BuiltinId::Silu:
     return arith::MulFOp::create(b, l, x, sigmoid(x));
-  // softplus(u) = max(u, 0) + log(1 + exp(-|u|)), without overflow.
-  mlir::Value zero = arith::ConstantOp::create(b, l, b.getFloatAttr(type, 0.0));
-  mlir::Value positive = arith::MaximumFOp::create(b, l, x, zero);
-  mlir::Value negativeAbs =
-      arith::NegFOp::create(b, l, mlir::math::AbsFOp::create(b, l, x));
-  mlir::Value tail = mlir::math::Log1pOp::create(
-      b, l, mlir::math::ExpOp::create(b, l, negativeAbs));
-  return arith::AddFOp::create(b, l, positive, tail);
+  case BuiltinId::Softplus: {
+    // softplus(u) = max(u, 0) + log(1 + exp(-|u|)), without overflow.
+    mlir::Value positive = arith::MaximumFOp::create(b, l, x, constant(0.0));
+    mlir::Value negativeAbs =
+        arith::NegFOp::create(b, l, mlir::math::AbsFOp::create(b, l, x));
+    mlir::Value tail = mlir::math::Log1pOp::create(
+        b, l, mlir::math::ExpOp::create(b, l, negativeAbs));
+    return arith::AddFOp::create(b, l, positive, tail);
+  }
+  default:
+    llvm_unreachable("not a unary float built-in");
+  }
 }
 
-static double foldUnary(llvm::StringRef name, double x) {
-  if (name == "exp")
+/// The same function of a number known at compile time.
+static double foldUnary(BuiltinId id, double x) {
+  switch (id) {
+  case BuiltinId::Exp:
     return std::exp(x);
-  if (name == "log")
+  case BuiltinId::Log:
     return std::log(x);
-  if (name == "sqrt")
+  case BuiltinId::Sqrt:
     return std::sqrt(x);
-  if (name == "rsqrt")
+  case BuiltinId::Rsqrt:
     return 1.0 / std::sqrt(x);
-  if (name == "cos")
+  case BuiltinId::Cos:
     return std::cos(x);
-  if (name == "sin")
+  case BuiltinId::Sin:
     return std::sin(x);
-  if (name == "sigmoid")
+  case BuiltinId::Sigmoid:
     return 1.0 / (1.0 + std::exp(-x));
-  if (name == "silu")
+  case BuiltinId::Silu:
     return x / (1.0 + std::exp(-x));
-  return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
+  case BuiltinId::Softplus:
+    return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
+  default:
+    llvm_unreachable("not a unary float built-in");
+  }
 }
 
 /// An i32 tensor `[rows]` from an offset or length argument: a tensor of
@@ -1189,38 +1201,37 @@ static GenValue rowVector(Generator &gen, const GenValue &value,
 
 GenValue Generator::builtin(const CallResolution &resolution,
                             const ast::CallExpr &call, const ast::Expr &expr) {
-  const std::string &name = resolution.builtin;
+  BuiltinId id = *resolution.builtin;
+  std::string name = builtinSpelling(id).str();
   BuiltinArguments args{*this, resolution};
   mlir::Location at = loc(call.range);
   ValueType type = typeOf(expr);
   if (type.isInvalid())
     return {};
 
-  static const char *const unaryNames[] = {"exp",      "log",     "sqrt",
-                                           "rsqrt",    "sigmoid", "silu",
-                                           "softplus", "cos",     "sin"};
-  for (const char *unaryName : unaryNames) {
-    if (name != unaryName)
-      continue;
-    GenValue x = args.value("x");
-    if (x.kind == GenValue::Number) {
-      x.number = foldUnary(name, x.number);
-      return x;
+  switch (id) {
+#define LINNET_UNARY_FLOAT_BUILTIN(Id, Spelling) case BuiltinId::Id:
+#include "linnet/Sema/Builtins.def"
+    {
+      GenValue x = args.value("x");
+      if (x.kind == GenValue::Number) {
+        x.number = foldUnary(id, x.number);
+        return x;
+      }
+      x = asTensor(x, ElementType::F32, at);
+      ElementType element = resolveElement(type.element);
+      ElementType compute = computeElement(element);
+      mlir::Value tensor =
+          elementwise({x}, {compute}, type.dims, element, at,
+                      [&](mlir::OpBuilder &b, mlir::Location l,
+                          llvm::ArrayRef<mlir::Value> values) {
+                        return convertScalar(unaryMath(b, l, id, values[0]),
+                                             compute, element, l);
+                      });
+      return GenValue::ofTensor(tensor, type.dims, element);
     }
-    x = asTensor(x, ElementType::F32, at);
-    ElementType element = resolveElement(type.element);
-    ElementType compute = computeElement(element);
-    mlir::Value tensor =
-        elementwise({x}, {compute}, type.dims, element, at,
-                    [&](mlir::OpBuilder &b, mlir::Location l,
-                        llvm::ArrayRef<mlir::Value> values) {
-                      return convertScalar(unaryMath(b, l, name, values[0]),
-                                           compute, element, l);
-                    });
-    return GenValue::ofTensor(tensor, type.dims, element);
-  }
 
-  if (name == "cast") {
+  case BuiltinId::Cast: {
     GenValue x = args.value("x");
     ElementType element = resolveElement(type.element);
     if (!x.isTensor())
@@ -1233,7 +1244,7 @@ GenValue Generator::builtin(const CallResolution &resolution,
                     });
     return GenValue::ofTensor(tensor, type.dims, element);
   }
-  if (name == "where") {
+  case BuiltinId::Where: {
     GenValue condition = args.value("condition");
     GenValue a = args.value("a"), b = args.value("b");
     ElementType element = resolveElement(type.element);
@@ -1247,7 +1258,9 @@ GenValue Generator::builtin(const CallResolution &resolution,
                     });
     return GenValue::ofTensor(tensor, type.dims, element);
   }
-  if (name == "sum" || name == "mean" || name == "max") {
+  case BuiltinId::Sum:
+  case BuiltinId::Mean:
+  case BuiltinId::Max: {
     GenValue x = args.value("x");
     if (!x.isTensor())
       return {};
@@ -1256,10 +1269,10 @@ GenValue Generator::builtin(const CallResolution &resolution,
     ElementType element = resolveElement(type.element);
     ElementType accumulate = isFloat(element) ? ElementType::F32 : element;
     mlir::Value reduced =
-        reduceAxis(*this, x, axis, keep, accumulate, name == "max", at);
+        reduceAxis(*this, x, axis, keep, accumulate, id == BuiltinId::Max, at);
     GenValue partial = GenValue::ofTensor(reduced, type.dims, accumulate);
     GenValue count = GenValue::ofSize(*x.dims[axis].size);
-    bool mean = name == "mean";
+    bool mean = id == BuiltinId::Mean;
     mlir::Value tensor = elementwise(
         {partial, count}, {accumulate, accumulate}, type.dims, element, at,
         [&](mlir::OpBuilder &b, mlir::Location l,
@@ -1271,7 +1284,7 @@ GenValue Generator::builtin(const CallResolution &resolution,
         });
     return GenValue::ofTensor(tensor, type.dims, element);
   }
-  if (name == "softmax") {
+  case BuiltinId::Softmax: {
     GenValue x = args.value("x");
     if (!x.isTensor())
       return {};
@@ -1301,15 +1314,15 @@ GenValue Generator::builtin(const CallResolution &resolution,
         });
     return GenValue::ofTensor(tensor, x.dims, element);
   }
-  if (name == "matmul")
+  case BuiltinId::Matmul:
     return matmul(*this, args.value("a"), args.value("b"), type, at);
-  if (name == "reshape") {
+  case BuiltinId::Reshape: {
     GenValue x = args.value("x");
     if (!x.isTensor())
       return {};
     return GenValue::ofTensor(reshape(x, type.dims, at), type.dims, x.element);
   }
-  if (name == "transpose") {
+  case BuiltinId::Transpose: {
     GenValue x = args.value("x");
     if (!x.isTensor())
       return {};
@@ -1319,7 +1332,7 @@ GenValue Generator::builtin(const CallResolution &resolution,
     return GenValue::ofTensor(transpose(x, permutation, at), type.dims,
                               x.element);
   }
-  if (name == "concat") {
+  case BuiltinId::Concat: {
     GenValue list = args.value("tensors");
     ElementType element = resolveElement(type.element);
     unsigned axis = args.axis("axis", type.rank());
@@ -1346,7 +1359,7 @@ GenValue Generator::builtin(const CallResolution &resolution,
     }
     return GenValue::ofTensor(result, type.dims, element);
   }
-  if (name == "split") {
+  case BuiltinId::Split: {
     GenValue x = args.value("x");
     if (!x.isTensor())
       return {};
@@ -1374,7 +1387,7 @@ GenValue Generator::builtin(const CallResolution &resolution,
     }
     return GenValue::tuple(std::move(parts));
   }
-  if (name == "repeat_interleave") {
+  case BuiltinId::RepeatInterleave: {
     GenValue x = args.value("x");
     if (!x.isTensor())
       return {};
@@ -1407,12 +1420,12 @@ GenValue Generator::builtin(const CallResolution &resolution,
             .getResult(0);
     return GenValue::ofTensor(tensor, type.dims, x.element);
   }
-  if (name == "zeros") {
+  case BuiltinId::Zeros: {
     ElementType element = resolveElement(type.element);
     return GenValue::ofTensor(filledTensor(type.dims, element, 0.0, at),
                               type.dims, element);
   }
-  if (name == "arange") {
+  case BuiltinId::Arange: {
     ElementType element = resolveElement(type.element);
     mlir::Value init = emptyTensor(type.dims, element, at);
     mlir::Type target = mlirElement(element);
@@ -1430,7 +1443,7 @@ GenValue Generator::builtin(const CallResolution &resolution,
             .getResult(0);
     return GenValue::ofTensor(tensor, type.dims, element);
   }
-  if (name == "take") {
+  case BuiltinId::Take: {
     // out[i..., r...] = table[clamp(ids[i...]), r...]
     GenValue table = args.value("table");
     GenValue ids = args.value("ids");
@@ -1473,7 +1486,7 @@ GenValue Generator::builtin(const CallResolution &resolution,
             .getResult(0);
     return GenValue::ofTensor(tensor, type.dims, element);
   }
-  if (name == "attention") {
+  case BuiltinId::Attention: {
     GenValue q = args.value("q"), k = args.value("k"), v = args.value("v");
     if (!q.isTensor() || !k.isTensor() || !v.isTensor())
       return {};
@@ -1488,7 +1501,7 @@ GenValue Generator::builtin(const CallResolution &resolution,
         v.tensor, offset.tensor, scale, lengths);
     return GenValue::ofTensor(tensor, type.dims, element);
   }
-  if (name == "delta_rule") {
+  case BuiltinId::DeltaRule: {
     GenValue q = args.value("q"), k = args.value("k"), v = args.value("v");
     GenValue beta = args.value("beta"), g = args.value("g");
     GenValue initial = args.value("initial");
@@ -1510,7 +1523,7 @@ GenValue Generator::builtin(const CallResolution &resolution,
          GenValue::ofTensor(op.getFinalState(), stateType.dims,
                             ElementType::F32)});
   }
-  if (name == "causal_conv") {
+  case BuiltinId::CausalConv: {
     GenValue x = args.value("x"), taps = args.value("taps");
     GenValue history = args.value("history");
     if (!x.isTensor() || !taps.isTensor() || !history.isTensor())
@@ -1530,7 +1543,7 @@ GenValue Generator::builtin(const CallResolution &resolution,
         {GenValue::ofTensor(op.getOutput(), outType.dims, x.element),
          GenValue::ofTensor(op.getNewHistory(), historyType.dims, x.element)});
   }
-  if (name == "expert_matmul") {
+  case BuiltinId::ExpertMatmul: {
     GenValue x = args.value("x"), weights = args.value("weights");
     GenValue experts = args.value("experts");
     if (!x.isTensor() || !weights.isTensor() || !experts.isTensor())
@@ -1550,7 +1563,8 @@ GenValue Generator::builtin(const CallResolution &resolution,
                                x.tensor, weights.tensor, experts.tensor);
     return GenValue::ofTensor(tensor, type.dims, x.element);
   }
-  if (name == "topk" || name == "rank") {
+  case BuiltinId::TopK:
+  case BuiltinId::Rank: {
     GenValue x = args.value("x");
     if (!x.isTensor())
       return {};
@@ -1559,7 +1573,7 @@ GenValue Generator::builtin(const CallResolution &resolution,
       fail(call.range, name, "only the last axis is supported");
       return {};
     }
-    if (name == "rank") {
+    if (id == BuiltinId::Rank) {
       mlir::Value tensor = RankOp::create(
           builder, at, tensorType(type.dims, ElementType::I32), x.tensor);
       return GenValue::ofTensor(tensor, type.dims, ElementType::I32);
@@ -1578,8 +1592,8 @@ GenValue Generator::builtin(const CallResolution &resolution,
          GenValue::ofTensor(op.getIndices(), valuesType.dims,
                             ElementType::I32)});
   }
-  fail(call.range, name, "the built-in is not supported by IR generation yet");
-  return {};
+  }
+  llvm_unreachable("every built-in has a lowering");
 }
 
 namespace {

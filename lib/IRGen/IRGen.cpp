@@ -995,7 +995,7 @@ GenValue Generator::call(const ast::CallExpr &call, const ast::Expr &expr) {
     fail(call.range, "this call", "it was not checked");
     return {};
   }
-  if (!resolution->builtin.empty())
+  if (resolution->builtin)
     return builtin(*resolution, call, expr);
 
   // Where the callee's block sits: this block, or a sub (or loop variable).

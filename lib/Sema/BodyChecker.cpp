@@ -170,7 +170,7 @@ Value FunctionChecker::resolveName(const ast::Identifier &name, bool callee) {
     type.element = ElementRef{name.name, false};
     return Value{type, -1};
   }
-  if (isBuiltin(name.name)) {
+  if (lookupBuiltin(name.name)) {
     ValueType type;
     type.kind = ValueType::Builtin;
     type.name = name.name;
@@ -1216,7 +1216,7 @@ Value FunctionChecker::checkNode(const ast::CallExpr &call) {
       diags.report(call.range, diag::UnexpectedGenericArgs, callee.type.name);
       return Value::invalid();
     }
-    return callBuiltin(callee.type.name, call);
+    return callBuiltin(*lookupBuiltin(callee.type.name), call);
   }
   if (callee.type.kind != ValueType::Function) {
     diags.report(

@@ -64,8 +64,6 @@ const T &unwrap(const boost::spirit::x3::forward_ast<T> &node) {
   return node.get();
 }
 
-bool isBuiltin(llvm::StringRef name);
-
 class FunctionChecker {
 public:
   FunctionChecker(const Program &program, DiagnosticEngine &diags,
@@ -126,7 +124,7 @@ private:
   Value callFunction(const BlockDecl &target, const FnDecl &fn,
                      Substitution subst, const std::string &label,
                      const ast::CallExpr &call);
-  Value callBuiltin(const std::string &name, const ast::CallExpr &call);
+  Value callBuiltin(BuiltinId id, const ast::CallExpr &call);
   Value matmul(const Value &lhs, const Value &rhs, const ast::Expr &rhsExpr,
                llvm::SMRange lhsLoc, llvm::SMRange rhsLoc, llvm::SMRange loc);
 

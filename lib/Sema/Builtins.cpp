@@ -9,58 +9,13 @@
 
 #include "BodyCheckerImpl.h"
 
+#include "linnet/Sema/Builtins.h"
 #include "linnet/Sema/DeclChecker.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace linnet;
 using namespace linnet::detail;
-
-namespace {
-
-/// The parameters of each built-in, in positional order; `?` marks an
-/// optional one.
-const std::map<std::string, std::vector<std::string>> &signatures() {
-  static const std::map<std::string, std::vector<std::string>> table = {
-      {"exp", {"x"}},
-      {"log", {"x"}},
-      {"sqrt", {"x"}},
-      {"rsqrt", {"x"}},
-      {"sigmoid", {"x"}},
-      {"silu", {"x"}},
-      {"softplus", {"x"}},
-      {"cos", {"x"}},
-      {"sin", {"x"}},
-      {"cast", {"x", "type"}},
-      {"where", {"condition", "a", "b"}},
-      {"sum", {"x", "axis?", "keepdim?"}},
-      {"mean", {"x", "axis?", "keepdim?"}},
-      {"max", {"x", "axis?", "keepdim?"}},
-      {"softmax", {"x", "axis?"}},
-      {"matmul", {"a", "b"}},
-      {"reshape", {"x", "shape"}},
-      {"transpose", {"x", "permutation"}},
-      {"concat", {"tensors", "axis?"}},
-      {"split", {"x", "sizes", "axis?"}},
-      {"repeat_interleave", {"x", "repeats", "axis?"}},
-      {"zeros", {"shape", "type"}},
-      {"arange", {"n"}},
-      {"take", {"table", "ids"}},
-      {"attention", {"q", "k", "v", "offset", "scale", "lengths?"}},
-      {"delta_rule", {"q", "k", "v", "beta", "g", "initial", "lengths?"}},
-      {"causal_conv", {"x", "taps", "history", "lengths?"}},
-      {"expert_matmul", {"x", "weights", "experts"}},
-      {"topk", {"x", "k", "axis?"}},
-      {"rank", {"x", "axis?"}},
-  };
-  return table;
-}
-
-} // namespace
-
-bool linnet::detail::isBuiltin(llvm::StringRef name) {
-  return signatures().count(name.str()) != 0;
-}
 
 bool FunctionChecker::isFloatElement(const ElementRef &element) const {
   if (element.isGeneric)
@@ -76,26 +31,27 @@ namespace linnet::detail {
 struct BuiltinCall {
   FunctionChecker &checker;
   DiagnosticEngine &diags;
-  const std::string &name;
+  BuiltinId id;
+  std::string name; ///< its spelling, for messages
   const ast::CallExpr &call;
   std::map<std::string, const ast::Expr *> args;
   std::vector<Value> inputs; ///< tensors read, for the graph
 
   bool bind() {
-    const std::vector<std::string> &params = signatures().at(name);
+    llvm::ArrayRef<BuiltinParameter> params = builtinParameters(id);
+    auto quoted = [](llvm::StringRef param) { return "`" + param.str() + "`"; };
     size_t position = 0;
     std::map<std::string, llvm::SMRange> givenAt;
     for (const ast::Argument &arg : call.arguments) {
       std::string param;
       if (arg.keyword) {
-        for (const std::string &p : params)
-          if (llvm::StringRef(p).rtrim('?') == arg.keyword->name)
+        for (const BuiltinParameter &p : params)
+          if (p.name == arg.keyword->name)
             param = arg.keyword->name;
         if (param.empty()) {
           std::string names;
-          for (const std::string &p : params)
-            names += (names.empty() ? "`" : ", `") +
-                     llvm::StringRef(p).rtrim('?').str() + "`";
+          for (const BuiltinParameter &p : params)
+            names += (names.empty() ? "" : ", ") + quoted(p.name);
           diags.report(arg.keyword->range, diag::UnknownKeyword, name,
                        arg.keyword->name, "its parameters are " + names);
           return false;
@@ -103,8 +59,8 @@ struct BuiltinCall {
       } else {
         if (position >= params.size()) {
           size_t required = 0;
-          for (const std::string &p : params)
-            required += p.back() != '?';
+          for (const BuiltinParameter &p : params)
+            required += !p.optional;
           std::string count = std::to_string(params.size());
           if (required != params.size())
             count = std::to_string(required) + " to " + count;
@@ -113,7 +69,7 @@ struct BuiltinCall {
                        unsigned(call.arguments.size()));
           return false;
         }
-        param = llvm::StringRef(params[position++]).rtrim('?').str();
+        param = params[position++].name.str();
       }
       if (args.count(param)) {
         diags.report(arg.keyword ? arg.keyword->range : arg.range,
@@ -125,9 +81,9 @@ struct BuiltinCall {
       args[param] = &arg.value;
       givenAt[param] = arg.range;
     }
-    for (const std::string &p : params)
-      if (p.back() != '?' && !args.count(p)) {
-        diags.report(call.range, diag::MissingArgument, name, p);
+    for (const BuiltinParameter &p : params)
+      if (!p.optional && !args.count(p.name.str())) {
+        diags.report(call.range, diag::MissingArgument, name, p.name.str());
         return false;
       }
     return true;
@@ -361,20 +317,18 @@ Value FunctionChecker::matmul(const Value &lhs, const Value &rhs,
   return node("matmul", {a, b}, ValueType::tensor(dims, *element), loc);
 }
 
-Value FunctionChecker::callBuiltin(const std::string &name,
-                                   const ast::CallExpr &call) {
-  BuiltinCall op{*this, diags, name, call, {}, {}};
+Value FunctionChecker::callBuiltin(BuiltinId id, const ast::CallExpr &call) {
+  BuiltinCall op{*this, diags, id, builtinSpelling(id).str(), call, {}, {}};
   if (!op.bind())
     return Value::invalid();
   CallResolution &resolution = annotations.calls[&call];
-  resolution.builtin = name;
+  resolution.builtin = id;
   resolution.builtinArguments = op.args;
 
-  static const char *const unaryFloat[] = {"exp",      "log",     "sqrt",
-                                           "rsqrt",    "sigmoid", "silu",
-                                           "softplus", "cos",     "sin"};
-  for (const char *unary : unaryFloat)
-    if (name == unary) {
+  switch (id) {
+#define LINNET_UNARY_FLOAT_BUILTIN(Id, Spelling) case BuiltinId::Id:
+#include "linnet/Sema/Builtins.def"
+    {
       auto x = op.floatTensor("x");
       if (!x)
         return Value::invalid();
@@ -382,8 +336,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
       type.value.reset();
       return op.result(type);
     }
-
-  if (name == "cast") {
+  case BuiltinId::Cast: {
     auto x = op.tensor("x");
     auto type = op.elementType("type");
     if (!x || !type)
@@ -393,7 +346,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
       result.value = x->type.value;
     return op.result(result);
   }
-  if (name == "where") {
+  case BuiltinId::Where: {
     auto condition = op.tensor("condition");
     auto a = op.tensor("a"), b = op.tensor("b");
     if (!condition || !a || !b)
@@ -417,15 +370,18 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     result.weak = a->type.weak && b->type.weak;
     return op.result(result);
   }
-  if (name == "sum" || name == "mean" || name == "max" || name == "softmax") {
-    auto x =
-        name == "sum" || name == "max" ? op.tensor("x") : op.floatTensor("x");
+  case BuiltinId::Sum:
+  case BuiltinId::Mean:
+  case BuiltinId::Max:
+  case BuiltinId::Softmax: {
+    auto x = id == BuiltinId::Sum || id == BuiltinId::Max ? op.tensor("x")
+                                                          : op.floatTensor("x");
     if (!x)
       return Value::invalid();
     auto axis = op.axis(x->type);
     if (!axis)
       return Value::invalid();
-    if (name == "softmax")
+    if (id == BuiltinId::Softmax)
       return op.result(ValueType::tensor(x->type.dims, x->type.element));
     std::optional<bool> keep = op.flag("keepdim");
     if (!keep)
@@ -436,15 +392,15 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     else
       dims.erase(dims.begin() + *axis);
     ElementRef element = x->type.element;
-    if (name == "sum" && element.name == "i1")
+    if (id == BuiltinId::Sum && element.name == "i1")
       element = ElementRef{"i32", false};
     return op.result(ValueType::tensor(dims, element));
   }
-  if (name == "matmul") {
+  case BuiltinId::Matmul: {
     Value a = check(*op.args.at("a")), b = check(*op.args.at("b"));
     return matmul(a, b, *op.args.at("b"), op.loc("a"), op.loc("b"), call.range);
   }
-  if (name == "reshape") {
+  case BuiltinId::Reshape: {
     auto x = op.tensor("x");
     auto shape = op.sizeList("shape");
     if (!x || !shape)
@@ -457,7 +413,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
       return Value::invalid();
     return op.result(ValueType::tensor(*shape, x->type.element));
   }
-  if (name == "transpose") {
+  case BuiltinId::Transpose: {
     auto x = op.tensor("x");
     auto perm = op.sizeList("permutation");
     if (!x || !perm)
@@ -495,8 +451,9 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     }
     return op.result(ValueType::tensor(dims, x->type.element));
   }
-  if (name == "concat" || name == "split") {
-    if (name == "concat") {
+  case BuiltinId::Concat:
+  case BuiltinId::Split: {
+    if (id == BuiltinId::Concat) {
       const auto *list =
           boost::get<boost::spirit::x3::forward_ast<ast::ListExpr>>(
               op.args.at("tensors"));
@@ -599,7 +556,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
       return Value::invalid();
     return op.result(ValueType::tuple(parts));
   }
-  if (name == "repeat_interleave") {
+  case BuiltinId::RepeatInterleave: {
     auto x = op.tensor("x");
     auto repeats = op.size("repeats");
     if (!x || !repeats)
@@ -615,21 +572,21 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     dims[*axis] = ValueDim::of(simplifyQuotients(*grown));
     return op.result(ValueType::tensor(dims, x->type.element));
   }
-  if (name == "zeros") {
+  case BuiltinId::Zeros: {
     auto shape = op.sizeList("shape");
     auto type = op.elementType("type");
     if (!shape || !type)
       return Value::invalid();
     return op.result(ValueType::tensor(*shape, *type));
   }
-  if (name == "arange") {
+  case BuiltinId::Arange: {
     auto n = op.size("n");
     if (!n)
       return Value::invalid();
     return op.result(
         ValueType::tensor({ValueDim::of(*n)}, ElementRef{"i32", false}));
   }
-  if (name == "take") {
+  case BuiltinId::Take: {
     auto table = op.tensor("table");
     auto ids = op.tensor("ids");
     if (!table || !ids)
@@ -648,7 +605,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
                 table->type.dims.end());
     return op.result(ValueType::tensor(dims, table->type.element));
   }
-  if (name == "attention") {
+  case BuiltinId::Attention: {
     // q [B, Hq, S, D], k [B, Hk, L, D], v [B, Hk, L, E] -> [B, Hq, S, E].
     auto q = op.tensorOfRank("q", 4, "[B, Heads, S, HeadDim]");
     auto k = op.tensorOfRank("k", 4, "[B, KvHeads, L, HeadDim]");
@@ -696,7 +653,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     return op.result(
         ValueType::tensor({qd[0], qd[1], qd[2], vd[3]}, q->type.element));
   }
-  if (name == "delta_rule") {
+  case BuiltinId::DeltaRule: {
     // q, k [B, S, N, K], v [B, S, N, V], beta, g [B, S, N], initial
     // [B, N, K, V], all f32 -> (out [B, S, N, V], state [B, N, K, V]).
     auto q = op.tensorOfRank("q", 4, "[B, S, Heads, KeyDim]");
@@ -745,7 +702,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     }
     return op.result(ValueType::tuple({values, state}));
   }
-  if (name == "causal_conv") {
+  case BuiltinId::CausalConv: {
     // x [B, S, C], taps [C, W], history [B, W - 1, C] -> (y [B, S, C],
     // history [B, W - 1, C]).
     auto x = op.tensorOfRank("x", 3, "[B, S, Channels]");
@@ -782,7 +739,8 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     }
     return op.result(ValueType::tuple({x->type, expected}));
   }
-  if (name == "topk" || name == "rank") {
+  case BuiltinId::TopK:
+  case BuiltinId::Rank: {
     // topk: the k largest along the axis and their indices; rank: each
     // element's place in its axis sorted descending. Ties: lower index
     // first.
@@ -793,7 +751,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     if (!axis)
       return Value::invalid();
     ElementRef index{"i32", false};
-    if (name == "rank")
+    if (id == BuiltinId::Rank)
       return op.result(ValueType::tensor(x->type.dims, index));
     auto k = op.size("k");
     if (!k)
@@ -810,7 +768,7 @@ Value FunctionChecker::callBuiltin(const std::string &name,
     return op.result(ValueType::tuple({ValueType::tensor(dims, x->type.element),
                                        ValueType::tensor(dims, index)}));
   }
-  if (name == "expert_matmul") {
+  case BuiltinId::ExpertMatmul: {
     // x [R, In] or [R, K, In], weights [E, Out, In], experts [R, K]
     // -> [R, K, Out]: each row times the weights of each chosen expert.
     auto x = op.tensor("x");
@@ -834,6 +792,6 @@ Value FunctionChecker::callBuiltin(const std::string &name,
       return Value::invalid();
     return op.result(ValueType::tensor({xd[0], ed[1], wd[1]}, x->type.element));
   }
-  diags.report(call.range, diag::UnknownName, name, "");
-  return Value::invalid();
+  }
+  llvm_unreachable("every built-in has a typing rule");
 }

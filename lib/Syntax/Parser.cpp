@@ -110,7 +110,6 @@ void reportLimit(DiagnosticEngine &diags, const char *where,
 // Lexical helpers
 //===----------------------------------------------------------------------===//
 
-bool isIdentStart(char c) { return llvm::isAlpha(c) || c == '_'; }
 bool isIdentChar(char c) { return llvm::isAlnum(c) || c == '_'; }
 
 /// Skips whitespace and comments exactly as the X3 skipper does.

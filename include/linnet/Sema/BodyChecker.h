@@ -16,6 +16,7 @@
 
 #include "linnet/Basic/Diagnostics.h"
 #include "linnet/Sema/Binding.h"
+#include "linnet/Sema/Builtins.h"
 #include "linnet/Sema/ValueType.h"
 
 #include <map>
@@ -83,8 +84,8 @@ struct CallResolution {
   const FnDecl *callee = nullptr;
   Substitution calleeGenerics;
   std::vector<const ast::Expr *> arguments;
-  /// A built-in operation: its name and arguments by parameter name.
-  std::string builtin;
+  /// A built-in operation: which, and its arguments by parameter name.
+  std::optional<BuiltinId> builtin;
   std::map<std::string, const ast::Expr *> builtinArguments;
 };
 
