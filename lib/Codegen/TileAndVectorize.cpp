@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/Matchers.h"
@@ -103,9 +104,9 @@ LogicalResult vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op,
   return success();
 }
 
-/// Whether `value` is a vector read whose masked-off lanes are zero (through
-/// an optional widening cast such as bf16 -> f32).
-bool isZeroPaddedRead(Value value) {
+/// The vector read that `value` is (through an optional widening cast such
+/// as bf16 -> f32), if it is one.
+vector::TransferReadOp readThroughCasts(Value value) {
   while (Operation *cast = value.getDefiningOp()) {
     if (!isa<arith::ExtFOp, arith::ExtSIOp, arith::ExtUIOp>(cast))
       break;
@@ -114,28 +115,47 @@ bool isZeroPaddedRead(Value value) {
   Operation *def = value.getDefiningOp();
   if (auto mask = dyn_cast_if_present<vector::MaskOp>(def))
     def = mask.getMaskableOp();
-  auto read = dyn_cast_if_present<vector::TransferReadOp>(def);
-  if (!read)
-    return false;
-  Value padding = read.getPadding();
-  return matchPattern(padding, m_AnyZeroFloat()) ||
-         matchPattern(padding, m_Zero());
+  return dyn_cast_if_present<vector::TransferReadOp>(def);
 }
 
-/// Drops the mask of a `vector.contract` whose operands are zero-padded reads:
-/// masked-off reduction lanes then add `0 * 0`, and masked-off parallel lanes
-/// are never stored (the accumulator's write is masked). The unmasked
-/// contraction lowers to plain broadcasts and FMAs instead of scalar code.
+/// Whether a read's masked-off lanes are zero, or poison (which may be
+/// given any value, zero included: see UnmaskZeroPaddedContraction).
+bool hasZeroOrPoisonPadding(vector::TransferReadOp read) {
+  Value padding = read.getPadding();
+  return matchPattern(padding, m_AnyZeroFloat()) ||
+         matchPattern(padding, m_Zero()) ||
+         isa_and_present<ub::PoisonOp>(padding.getDefiningOp());
+}
+
+/// Drops the mask of a `vector.contract` whose operands are reads padded
+/// with zeros: masked-off reduction lanes then add `0 * 0`, and masked-off
+/// parallel lanes are never stored (the accumulator's write is masked). The
+/// unmasked contraction lowers to plain broadcasts and FMAs instead of
+/// scalar code. The vectorizer pads with poison; such a read's padding
+/// becomes zero first.
 struct UnmaskZeroPaddedContraction : OpRewritePattern<vector::MaskOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(vector::MaskOp mask,
                                 PatternRewriter &rewriter) const override {
     auto contract =
         dyn_cast_if_present<vector::ContractionOp>(mask.getMaskableOp());
-    if (!contract || mask.hasPassthru() ||
-        !isZeroPaddedRead(contract.getLhs()) ||
-        !isZeroPaddedRead(contract.getRhs()))
+    if (!contract || mask.hasPassthru())
       return failure();
+    vector::TransferReadOp lhs = readThroughCasts(contract.getLhs()),
+                           rhs = readThroughCasts(contract.getRhs());
+    if (!lhs || !rhs || !hasZeroOrPoisonPadding(lhs) ||
+        !hasZeroOrPoisonPadding(rhs))
+      return failure();
+    for (vector::TransferReadOp read : {lhs, rhs}) {
+      if (!isa_and_present<ub::PoisonOp>(read.getPadding().getDefiningOp()))
+        continue;
+      rewriter.setInsertionPoint(read);
+      Type element = read.getPadding().getType();
+      Value zero = arith::ConstantOp::create(rewriter, read.getLoc(), element,
+                                             rewriter.getZeroAttr(element));
+      rewriter.modifyOpInPlace(read,
+                               [&] { read.getPaddingMutable().assign(zero); });
+    }
     rewriter.setInsertionPoint(mask);
     Operation *unmasked = rewriter.clone(*contract);
     rewriter.replaceOp(mask, unmasked->getResults());
@@ -163,14 +183,18 @@ std::optional<VectorType> iterationShapeOf(vector::ContractionOp contract,
 }
 
 /// `operand` of `contract` reshaped to the iteration space (see
-/// iterationShapeOf, which must have allowed it).
+/// iterationShapeOf, which must have allowed it) and broadcast along the
+/// dimensions it does not index to `lanesType`: a register tile of several
+/// rows and columns reads each row's and column's vector once.
 Value toIterationShape(OpBuilder &b, vector::ContractionOp contract,
-                       unsigned operand) {
+                       unsigned operand, VectorType lanesType) {
   Value value = contract->getOperand(operand);
-  VectorType full = *iterationShapeOf(contract, operand);
-  if (full == value.getType())
-    return value;
-  return vector::ShapeCastOp::create(b, contract.getLoc(), full, value);
+  VectorType reshaped = *iterationShapeOf(contract, operand);
+  if (reshaped != value.getType())
+    value = vector::ShapeCastOp::create(b, contract.getLoc(), reshaped, value);
+  if (reshaped != lanesType)
+    value = vector::BroadcastOp::create(b, contract.getLoc(), lanesType, value);
+  return value;
 }
 
 /// The reduction into `acc` (a loop's iteration argument) that the loop body
@@ -190,7 +214,8 @@ std::pair<Value, Value> buildLanes(OpBuilder &b, const LaneReduction &found) {
   if (auto reduce = dyn_cast<vector::MultiDimReductionOp>(found.op))
     return {reduce.getSource(), nullptr};
   auto contract = cast<vector::ContractionOp>(found.op);
-  return {toIterationShape(b, contract, 0), toIterationShape(b, contract, 1)};
+  return {toIterationShape(b, contract, 0, found.lanesType),
+          toIterationShape(b, contract, 1, found.lanesType)};
 }
 
 std::optional<LaneReduction> matchLaneReduction(Value acc) {
@@ -220,7 +245,15 @@ std::optional<LaneReduction> matchLaneReduction(Value acc) {
                             rhs = iterationShapeOf(contract, 1);
   if (!lhs || !rhs)
     return std::nullopt;
-  found.lanesType = *lhs;
+  // The whole iteration space: each dimension is the operand's that indexes
+  // it (the other has 1 there).
+  SmallVector<int64_t> lanes;
+  for (auto [l, r] : llvm::zip_equal(lhs->getShape(), rhs->getShape())) {
+    if (l != r && l != 1 && r != 1)
+      return std::nullopt;
+    lanes.push_back(std::max(l, r));
+  }
+  found.lanesType = VectorType::get(lanes, lhs->getElementType());
   for (auto [d, iterator] : llvm::enumerate(contract.getIteratorTypesArray()))
     if (iterator == vector::IteratorType::reduction)
       found.dims.push_back(d);

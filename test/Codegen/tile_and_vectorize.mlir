@@ -1,6 +1,10 @@
 // linnet-codegen-tile-and-vectorize alone, configurations pinned: a dot
 // product along a contiguous k (vector = [1, 1, 32]) carries its 32 lanes
-// through the k loop as FMAs and reduces them once after it; a matmul with
+// through the k loop as FMAs and reduces them once after it; with a register
+// tile of several rows and columns (vector = [4, 4, 16]) each row's and
+// column's lanes are read once and broadcast to the 4x4 outputs, and the
+// edge of dynamic rows, masked, reads zeros instead of the vectorizer's
+// poison so that the contraction needs no mask; a matmul with
 // an 8x16 register tile keeps its accumulator as a loop-carried
 // vector<8x16xf32> around vector.contract. The configurations are removed.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-tile-and-vectorize))" | FileCheck %s
@@ -28,6 +32,27 @@ func.func @dot_products(%x: tensor<2x256xf32>, %w: tensor<16x256xf32>, %acc: ten
     linalg.yield %s : f32
   } -> tensor<2x16xf32>
   return %r : tensor<2x16xf32>
+}
+
+// CHECK-LABEL: func.func @dot_product_tile
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : bf16
+// CHECK: scf.for {{.*}} -> ({{.*}}, vector<4x4x16xf32>)
+// CHECK-NOT: vector.mask
+// CHECK: vector.transfer_read {{.*}}, %[[ZERO]], %{{.*}} {{.*}} : tensor<?x16xbf16>, vector<4x4x16xbf16>
+// CHECK: vector.fma {{.*}} : vector<4x4x16xf32>
+// CHECK: scf.yield
+// CHECK: vector.multi_reduction <add>, {{.*}} [2] : vector<4x4x16xf32> to vector<4x4xf32>
+// CHECK-NOT: linnet.lowering_config
+func.func @dot_product_tile(%x: tensor<?x64xbf16>, %w: tensor<8x64xbf16>, %acc: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #wt, #c], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [0, 0, 0], reduction = [0, 0, 0], vector = [4, 4, 16]>} ins(%x, %w : tensor<?x64xbf16>, tensor<8x64xbf16>) outs(%acc : tensor<?x8xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %xf = arith.extf %in : bf16 to f32
+    %wf = arith.extf %in_0 : bf16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
 }
 
 // CHECK-LABEL: func.func @register_tile

@@ -49,6 +49,8 @@ void addLinalgStage(OpPassManager &pm, const CpuPipelineOptions &options) {
                                       options.contractionThreadTile.end());
   tiling.contractionRegisterTile.assign(options.contractionRegisterTile.begin(),
                                         options.contractionRegisterTile.end());
+  tiling.dotProductRegisterTile.assign(options.dotProductRegisterTile.begin(),
+                                       options.dotProductRegisterTile.end());
   tiling.contractionReductionTile = options.contractionReductionTile;
   tiling.vectorLength = options.vectorLength;
   funcPm.addPass(createLinnetCpuSelectLoweringConfig(tiling));
@@ -137,6 +139,14 @@ struct CpuPipelineCliOptions
   Option<bool> vectorize{*this, "vectorize",
                          llvm::cl::desc("Vectorize the tiled operations"),
                          llvm::cl::init(true)};
+  ListOption<int64_t> dotProductRegisterTile{
+      *this, "dot-product-register-tile",
+      llvm::cl::desc("Rows, columns and lanes along k of the outputs a "
+                     "dot-product contraction computes at once")};
+  Option<int64_t> vectorLength{
+      *this, "vector-length",
+      llvm::cl::desc("Vector length along the innermost dimension"),
+      llvm::cl::init(32)};
   Option<bool> runtimeAllocation{
       *this, "runtime-allocation",
       llvm::cl::desc("Allocate through the runtime's checked functions "
@@ -173,6 +183,11 @@ void registerCpuPipelines() {
         options.numThreads = cli.threads;
         options.vectorize = cli.vectorize;
         options.runtimeAllocation = cli.runtimeAllocation;
+        options.vectorLength = cli.vectorLength;
+        if (cli.dotProductRegisterTile.size() == 3)
+          options.dotProductRegisterTile.assign(
+              cli.dotProductRegisterTile.begin(),
+              cli.dotProductRegisterTile.end());
         CpuStage stage = CpuStage::LLVM;
         if (cli.stopAfter == "linalg")
           stage = CpuStage::Linalg;

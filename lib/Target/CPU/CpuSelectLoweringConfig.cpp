@@ -95,12 +95,21 @@ computeTileSizes(linalg::LinalgOp op,
     // Both operands run along k (a weight in PyTorch's [out, in] layout):
     // each output is a dot product of two contiguous rows, with the lanes
     // along k (carried unreduced through the k loop, see
-    // carryUnreducedLanes). Threads split m and n.
+    // carryUnreducedLanes). Several rows (m) and columns (n) at once share
+    // each vector loaded (dotProductRegisterTile); a single row (a decode
+    // GEMV, an expert's matrix-vector product) is one output at a time with
+    // `vectorLength` lanes, which reads the weight fastest. Threads split m
+    // and n.
     unsigned k = dims->k.back();
-    sizes.vector[k] = clampToRange(o.vectorLength, ranges[k]);
+    bool singleRow = dims->m.empty() || ranges[dims->m.back()] == 1;
+    int64_t rows = singleRow ? 1 : o.dotProductRegisterTile[0];
+    int64_t columns = singleRow ? 1 : o.dotProductRegisterTile[1];
+    int64_t lanes = singleRow ? o.vectorLength : o.dotProductRegisterTile[2];
+    sizes.vector[k] = clampToRange(lanes, ranges[k]);
     if (!dims->m.empty()) {
       unsigned m = dims->m.back();
       sizes.thread[m] = clampToRange(o.contractionThreadTile[0], ranges[m]);
+      sizes.vector[m] = clampToRange(rows, ranges[m]);
     }
     if (!dims->n.empty()) {
       // About 16 column tiles, each of at least kMinTileElements
@@ -115,6 +124,7 @@ computeTileSizes(linalg::LinalgOp op,
         chunk = llvm::alignTo(chunk, 8);
       }
       sizes.thread[n] = clampToRange(chunk, ranges[n]);
+      sizes.vector[n] = clampToRange(columns, ranges[n]);
     }
     return sizes;
   }
@@ -189,6 +199,10 @@ struct CpuSelectLoweringConfigPass
       options.contractionThreadTile = {64, 256};
     if (options.contractionRegisterTile.size() != 2)
       options.contractionRegisterTile = {8, 16};
+    options.dotProductRegisterTile.assign(dotProductRegisterTile.begin(),
+                                          dotProductRegisterTile.end());
+    if (options.dotProductRegisterTile.size() != 3)
+      options.dotProductRegisterTile = {4, 4, 16};
     MLIRContext *context = &getContext();
     getOperation().walk([&](linalg::LinalgOp op) {
       // A configuration pinned in the input is kept.

@@ -3,7 +3,8 @@
 // to small dimensions). A matmul whose operands both run along k (the weight
 // transposed, as std.nn.linear reads it): threads split rows and columns
 // (about 16 column tiles, multiples of 8, of at least 32768 multiply-adds
-// per row), 32 lanes along k. An elementwise op: 32 lanes along its
+// per row), a register tile of 4 rows by 4 columns of 16 lanes along k; for a
+// single row (a decode GEMV) one output at a time with 32 lanes. An elementwise op: 32 lanes along its
 // innermost loop, its outer loop in about 16 thread tiles of at least 4096
 // elements; one too small for two such tiles (a decode's row) gets none. A
 // pinned configuration is kept.
@@ -20,7 +21,7 @@ func.func @matmul(%a: tensor<?x512xf32>, %b: tensor<512x1024xf32>, %c: tensor<?x
 #wt = affine_map<(m, n, k) -> (n, k)>
 #c = affine_map<(m, n, k) -> (m, n)>
 // CHECK-LABEL: func.func @linear
-// CHECK: linalg.generic {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [64, 256, 0], reduction = [0, 0, 0], vector = [1, 1, 32]>
+// CHECK: linalg.generic {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [64, 256, 0], reduction = [0, 0, 0], vector = [4, 4, 16]>
 func.func @linear(%x: tensor<?x256xf32>, %w: tensor<4096x256xf32>, %acc: tensor<?x4096xf32>) -> tensor<?x4096xf32> {
   %r = linalg.generic {indexing_maps = [#a, #wt, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<?x256xf32>, tensor<4096x256xf32>) outs(%acc : tensor<?x4096xf32>) {
   ^bb0(%in: f32, %in_0: f32, %out: f32):
@@ -29,6 +30,18 @@ func.func @linear(%x: tensor<?x256xf32>, %w: tensor<4096x256xf32>, %acc: tensor<
     linalg.yield %s : f32
   } -> tensor<?x4096xf32>
   return %r : tensor<?x4096xf32>
+}
+
+// CHECK-LABEL: func.func @linear_one_row
+// CHECK: linalg.generic {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 256, 0], reduction = [0, 0, 0], vector = [1, 1, 32]>
+func.func @linear_one_row(%x: tensor<1x256xf32>, %w: tensor<4096x256xf32>, %acc: tensor<1x4096xf32>) -> tensor<1x4096xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #wt, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<1x256xf32>, tensor<4096x256xf32>) outs(%acc : tensor<1x4096xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %p = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4096xf32>
+  return %r : tensor<1x4096xf32>
 }
 
 #id = affine_map<(i, j) -> (i, j)>

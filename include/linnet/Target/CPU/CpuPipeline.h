@@ -50,6 +50,11 @@ struct CpuPipelineOptions {
   /// Register tile of a contraction: rows and columns of the accumulator,
   /// which stays in vector registers across the reduction loop.
   llvm::SmallVector<int64_t, 2> contractionRegisterTile = {8, 16};
+  /// Rows, columns and lanes along k of the outputs that a contraction
+  /// whose operands both run along k computes at once: each output a vector
+  /// of lanes, so that every row and column vector loaded serves several
+  /// outputs (a single row takes one output of `vectorLength` lanes).
+  llvm::SmallVector<int64_t, 3> dotProductRegisterTile = {4, 4, 16};
   /// Block of the reduction dimensions of a contraction (cache blocking).
   int64_t contractionReductionTile = 256;
   /// Vector length (elements) along the innermost dimension of elementwise

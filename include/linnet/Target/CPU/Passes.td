@@ -22,8 +22,9 @@ def LinnetCpuSelectLoweringConfig
     stays in vector registers across the reduction loop
     (`contraction-register-tile`), and its reduction loop is blocked
     (`contraction-reduction-tile`); a contraction whose operands both run
-    along k (x @ transpose(w)) is a dot product per output with
-    `vector-length` lanes along k; any other op gets `vector-length` lanes
+    along k (x @ transpose(w)) is a dot product per output with lanes along
+    k, `dot-product-register-tile` (rows, columns, lanes) outputs at once
+    (one output with `vector-length` lanes for a single row); any other op gets `vector-length` lanes
     along its innermost loop and splits its outermost non-unit parallel loop
     into about 16 thread tiles. A configuration already present is kept.
   }];
@@ -32,6 +33,9 @@ def LinnetCpuSelectLoweringConfig
                "Rows and columns of a contraction's tile per thread">,
     ListOption<"contractionRegisterTile", "contraction-register-tile",
                "int64_t", "Rows and columns of a contraction's register tile">,
+    ListOption<"dotProductRegisterTile", "dot-product-register-tile",
+               "int64_t", "Rows, columns and lanes along k of the outputs a "
+               "dot-product contraction of several rows computes at once">,
     Option<"contractionReductionTile", "contraction-reduction-tile", "int64_t",
            "256", "Block of a contraction's reduction dimensions">,
     Option<"vectorLength", "vector-length", "int64_t", "32",
