@@ -103,22 +103,11 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
     };
 
     // scores[b,h,g,s,l] = sum_d q[b,h,g,s,d] * k[b,h,l,d]
-    Value zeroScores = createFilled(rewriter, loc, scoreSizes, f32, 0.0);
     Value scores =
-        createGeneric(
-            rewriter, loc, ValueRange{query, key}, zeroScores,
-            {map(6, {B, H, G, S, D}), map(6, {B, H, L, D}),
-             map(6, {B, H, G, S, L})},
-            iterators(5, 1),
-            [&](OpBuilder &b, Location nloc, ValueRange args) {
-              Value product =
-                  arith::MulFOp::create(b, nloc, extendToF32(b, nloc, args[0]),
-                                        extendToF32(b, nloc, args[1]));
-              linalg::YieldOp::create(
-                  b, nloc,
-                  ValueRange{arith::AddFOp::create(b, nloc, args[2], product)});
-            })
-            .getResult(0);
+        createContraction(rewriter, loc, query, key, scoreSizes,
+                          {map(6, {B, H, G, S, D}), map(6, {B, H, L, D}),
+                           map(6, {B, H, G, S, L})},
+                          5);
 
     // masked = allowed ? scale * scores : -inf, with allowed meaning
     // l <= offset[b] + s and l < lengths[b].
@@ -207,20 +196,10 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
     SmallVector<OpFoldResult> outSizes = {querySizes[0], keyHeads, group,
                                           querySizes[2], valueSizes[3]};
     Value acc =
-        createGeneric(
-            rewriter, loc, ValueRange{weights, value},
-            createFilled(rewriter, loc, outSizes, f32, 0.0),
-            {map(6, {B, H, G, S, LV}), map(6, {B, H, LV, E}),
-             map(6, {B, H, G, S, E})},
-            iterators(5, 1),
-            [&](OpBuilder &b, Location nloc, ValueRange args) {
-              Value product = arith::MulFOp::create(
-                  b, nloc, args[0], extendToF32(b, nloc, args[1]));
-              linalg::YieldOp::create(
-                  b, nloc,
-                  ValueRange{arith::AddFOp::create(b, nloc, args[2], product)});
-            })
-            .getResult(0);
+        createContraction(rewriter, loc, weights, value, outSizes,
+                          {map(6, {B, H, G, S, LV}), map(6, {B, H, LV, E}),
+                           map(6, {B, H, G, S, E})},
+                          5);
 
     // out = rowSum > 0 ? round(acc / rowSum) : 0
     Value normalized =

@@ -13,6 +13,14 @@
 // f32 and rounded to the element type. Only the chosen experts' weights are
 // read, each row of them contiguously.
 //
+// With many rows (a prefill: the rows are dynamic, or there are at least four
+// slots per expert) each expert's weights would be read once per slot that
+// chose it. The grouped form reads them once per tile of slots instead, as
+// vLLM's fused MoE does: the slots are sorted by expert (a counting sort) into
+// tiles of kGroupTileRows rows, each expert's last tile padded; one matmul per
+// tile against its expert's [O, I] weights (the forall over tiles is the
+// dispatch region); and each slot's result gathered back from its sorted row.
+//
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
@@ -29,106 +37,360 @@ using namespace mlir;
 namespace linnet::lowering {
 namespace {
 
+/// Rows of one tile of the grouped form: slots routed to one expert.
+constexpr int64_t kGroupTileRows = 8;
+
+/// Whether the grouped form pays: a dynamic number of rows (a prefill's
+/// tokens), or on average at least four slots per expert.
+bool prefersGroupedForm(RankedTensorType expertsType,
+                        RankedTensorType weightType) {
+  int64_t rows = expertsType.getDimSize(0), slots = expertsType.getDimSize(1),
+          experts = weightType.getDimSize(0);
+  if (ShapedType::isDynamic(rows))
+    return true;
+  if (ShapedType::isDynamic(slots) || ShapedType::isDynamic(experts))
+    return false;
+  return rows * slots >= 4 * experts;
+}
+
+/// A new i32 tensor of `sizes` filled with `value`.
+Value createFilledI32(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                      int32_t value) {
+  Type i32 = b.getI32Type();
+  Value empty = createEmpty(b, loc, sizes, i32);
+  Value scalar = arith::ConstantIntOp::create(b, loc, i32, value);
+  return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{empty})
+      .getResult(0);
+}
+
+/// Reads element `indices` of an i32 tensor as an index.
+Value readIndex(OpBuilder &b, Location loc, Value tensor, ValueRange indices) {
+  return toIndex(b, loc, tensor::ExtractOp::create(b, loc, tensor, indices));
+}
+
+/// Writes an index into an i32 tensor; returns the new tensor.
+Value writeIndex(OpBuilder &b, Location loc, Value value, Value tensor,
+                 ValueRange indices) {
+  Value narrow = arith::IndexCastOp::create(b, loc, b.getI32Type(), value);
+  return tensor::InsertOp::create(b, loc, narrow, tensor, indices);
+}
+
+/// The operands of one expert_matmul and their sizes.
+struct Operands {
+  Value input, weights, experts;
+  RankedTensorType inputType, weightType;
+  Type elementType;
+  bool perSlot;
+  SmallVector<OpFoldResult> expertSizes, weightSizes;
+  OpFoldResult outSize, inSize;
+
+  Operands(OpBuilder &b, ExpertMatmulOp op)
+      : input(op.getInput()), weights(op.getWeights()),
+        experts(op.getExperts()),
+        inputType(cast<RankedTensorType>(input.getType())),
+        weightType(cast<RankedTensorType>(weights.getType())),
+        elementType(inputType.getElementType()),
+        perSlot(inputType.getRank() == 3),
+        expertSizes(getSizes(b, op.getLoc(), experts)),
+        weightSizes(getSizes(b, op.getLoc(), weights)), outSize(weightSizes[1]),
+        inSize(weightSizes[2]) {}
+
+  /// Expert `e`'s [O, I] weights, a rank-reducing slice.
+  Value expertMatrix(OpBuilder &b, Location loc, Value e) const {
+    auto matrixType = RankedTensorType::get(
+        {weightType.getDimSize(1), weightType.getDimSize(2)},
+        weightType.getElementType());
+    OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+    return tensor::ExtractSliceOp::create(
+        b, loc, matrixType, weights, ArrayRef<OpFoldResult>{e, zero, zero},
+        ArrayRef<OpFoldResult>{one, outSize, inSize},
+        ArrayRef<OpFoldResult>{one, one, one});
+  }
+};
+
+/// experts[r, j] as an index, whether it names an expert (0 <= id < X), and
+/// the id clamped to expert 0 where it does not.
+std::pair<Value, Value> readExpert(OpBuilder &b, Location loc, Value experts,
+                                   Value r, Value j, Value numExperts) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value id = readIndex(b, loc, experts, {r, j});
+  Value valid = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, id, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id, numExperts));
+  return {valid, arith::SelectOp::create(b, loc, valid, id, zero)};
+}
+
+/// Where slot p of the flattened [R, K] choices is, and its expert: `expert`
+/// is clamped to 0 where it is not `valid`.
+struct SlotExpert {
+  Value row, slot, valid, expert;
+};
+
+/// The grouped form (see the file comment): y [R, K, O].
+Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o) {
+  MLIRContext *context = b.getContext();
+  Value input = o.input, experts = o.experts;
+  Type elementType = o.elementType;
+  const SmallVector<OpFoldResult> &expertSizes = o.expertSizes,
+                                  &weightSizes = o.weightSizes;
+  OpFoldResult outSize = o.outSize, inSize = o.inSize;
+  auto index = [&](OpFoldResult size) {
+    return getValueOrCreateConstantIndexOp(b, loc, size);
+  };
+  Value rows = index(expertSizes[0]), slots = index(expertSizes[1]);
+  Value numExperts = index(weightSizes[0]);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value tileRows = arith::ConstantIndexOp::create(b, loc, kGroupTileRows);
+  Value count = arith::MulIOp::create(b, loc, rows, slots);
+  // At most one partly filled tile per expert.
+  Value maxTiles = arith::AddIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, count, tileRows), numExperts);
+  Value maxSorted = arith::MulIOp::create(b, loc, maxTiles, tileRows);
+
+  // The expert of slot p (r = p / K, j = p % K), and whether it is one.
+  auto expertOf = [&](OpBuilder &nb, Value p) {
+    Value r = arith::DivUIOp::create(nb, loc, p, slots);
+    Value j = arith::RemUIOp::create(nb, loc, p, slots);
+    auto [valid, id] = readExpert(nb, loc, experts, r, j, numExperts);
+    return SlotExpert{r, j, valid, id};
+  };
+
+  // 1. Slots per expert.
+  Value counts = createFilledI32(b, loc, {weightSizes[0]}, 0);
+  counts =
+      scf::ForOp::create(
+          b, loc, zero, count, one, ValueRange{counts},
+          [&](OpBuilder &nb, Location, Value p, ValueRange carried) {
+            SlotExpert slot = expertOf(nb, p);
+            Value id = slot.expert;
+            Value add = arith::SelectOp::create(nb, loc, slot.valid, one, zero);
+            Value now = arith::AddIOp::create(
+                nb, loc, readIndex(nb, loc, carried[0], {id}), add);
+            scf::YieldOp::create(nb, loc,
+                                 writeIndex(nb, loc, now, carried[0], {id}));
+          })
+          .getResult(0);
+
+  // 2. Each expert's first sorted row (its tiles follow one another) and
+  // each tile's expert.
+  Value firstRows = createFilledI32(b, loc, {weightSizes[0]}, 0);
+  Value tileExperts = createFilledI32(b, loc, {maxTiles}, 0);
+  auto layout = scf::ForOp::create(
+      b, loc, zero, numExperts, one, ValueRange{zero, firstRows, tileExperts},
+      [&](OpBuilder &nb, Location, Value e, ValueRange carried) {
+        Value tiles = arith::CeilDivUIOp::create(
+            nb, loc, readIndex(nb, loc, counts, {e}), tileRows);
+        Value first = arith::MulIOp::create(nb, loc, carried[0], tileRows);
+        Value starts = writeIndex(nb, loc, first, carried[1], {e});
+        Value end = arith::AddIOp::create(nb, loc, carried[0], tiles);
+        Value owners =
+            scf::ForOp::create(
+                nb, loc, carried[0], end, one, ValueRange{carried[2]},
+                [&](OpBuilder &ib, Location, Value t, ValueRange owned) {
+                  scf::YieldOp::create(ib, loc,
+                                       writeIndex(ib, loc, e, owned[0], {t}));
+                })
+                .getResult(0);
+        scf::YieldOp::create(nb, loc, ValueRange{end, starts, owners});
+      });
+  Value numTiles = layout.getResult(0);
+  firstRows = layout.getResult(1);
+  tileExperts = layout.getResult(2);
+
+  // 3. Each slot's sorted row (-1: no valid expert) and each sorted row's
+  // slot (-1: padding).
+  Value sortedRows =
+      createFilledI32(b, loc, {expertSizes[0], expertSizes[1]}, -1);
+  Value sources = createFilledI32(b, loc, {maxSorted}, -1);
+  auto sort = scf::ForOp::create(
+      b, loc, zero, count, one, ValueRange{sortedRows, sources, firstRows},
+      [&](OpBuilder &nb, Location, Value p, ValueRange carried) {
+        SlotExpert slot = expertOf(nb, p);
+        Value id = slot.expert;
+        auto placed = scf::IfOp::create(
+            nb, loc, slot.valid,
+            [&](OpBuilder &tb, Location) {
+              Value q = readIndex(tb, loc, carried[2], {id});
+              Value next = arith::AddIOp::create(tb, loc, q, one);
+              scf::YieldOp::create(
+                  tb, loc,
+                  ValueRange{
+                      writeIndex(tb, loc, q, carried[0], {slot.row, slot.slot}),
+                      writeIndex(tb, loc, p, carried[1], {q}),
+                      writeIndex(tb, loc, next, carried[2], {id})});
+            },
+            [&](OpBuilder &eb, Location) {
+              scf::YieldOp::create(eb, loc, carried);
+            });
+        scf::YieldOp::create(nb, loc, placed.getResults());
+      });
+  sortedRows = sort.getResult(0);
+  sources = sort.getResult(1);
+
+  // 4. The inputs in sorted order, zeros in padding rows.
+  Value sortedInput = createEmpty(b, loc, {maxSorted, inSize}, elementType);
+  sortedInput =
+      createGeneric(
+          b, loc, ValueRange{sources}, ValueRange{sortedInput},
+          {projection(context, 2, {0}), projection(context, 2, {0, 1})},
+          iterators(2),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value source = toIndex(nb, nloc, args[0]);
+            Value present = arith::CmpIOp::create(
+                nb, nloc, arith::CmpIPredicate::sge, source, zero);
+            Value slot =
+                arith::SelectOp::create(nb, nloc, present, source, zero);
+            Value i = linalg::IndexOp::create(nb, nloc, 1);
+            SmallVector<Value> at = {
+                arith::DivUIOp::create(nb, nloc, slot, slots)};
+            if (o.perSlot)
+              at.push_back(arith::RemUIOp::create(nb, nloc, slot, slots));
+            at.push_back(i);
+            Value value = tensor::ExtractOp::create(nb, nloc, input, at);
+            Value none = arith::ConstantOp::create(nb, nloc,
+                                                   nb.getZeroAttr(elementType));
+            linalg::YieldOp::create(nb, nloc,
+                                    ValueRange{arith::SelectOp::create(
+                                        nb, nloc, present, value, none)});
+          })
+          .getResult(0);
+
+  // 5. One matmul per tile against its expert's weights.
+  Value sortedOutput = createEmpty(b, loc, {maxSorted, outSize}, elementType);
+  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{numTiles},
+                                      ValueRange{sortedOutput}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value t = forall.getInductionVar(0);
+    Value e = readIndex(b, loc, tileExperts, {t});
+    Value first = arith::MulIOp::create(b, loc, t, tileRows);
+    OpFoldResult zeroIndex = b.getIndexAttr(0), oneIndex = b.getIndexAttr(1),
+                 tileSize = b.getIndexAttr(kGroupTileRows);
+    Value matrix = o.expertMatrix(b, loc, e);
+    auto tileType = RankedTensorType::get(
+        {kGroupTileRows, o.inputType.getShape().back()}, elementType);
+    Value tile = tensor::ExtractSliceOp::create(
+        b, loc, tileType, sortedInput, ArrayRef<OpFoldResult>{first, zeroIndex},
+        ArrayRef<OpFoldResult>{tileSize, inSize},
+        ArrayRef<OpFoldResult>{oneIndex, oneIndex});
+    // out[m, o] = sum_i tile[m, i] * w[o, i] in f32, loops m o i.
+    Value sums = createContraction(b, loc, tile, matrix, {tileSize, outSize},
+                                   {projection(context, 3, {0, 2}),
+                                    projection(context, 3, {1, 2}),
+                                    projection(context, 3, {0, 1})},
+                                   2);
+    Value rounded = roundTensor(b, loc, sums, elementType);
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, rounded, forall.getRegionIterArgs()[0],
+        ArrayRef<OpFoldResult>{first, zeroIndex},
+        ArrayRef<OpFoldResult>{tileSize, outSize},
+        ArrayRef<OpFoldResult>{oneIndex, oneIndex});
+  }
+
+  // 6. Each slot's result from its sorted row; zeros for an invalid id.
+  Value result = createEmpty(b, loc, {expertSizes[0], expertSizes[1], outSize},
+                             elementType);
+  Value sortedResults = forall.getResult(0);
+  return createGeneric(
+             b, loc, ValueRange{sortedRows}, ValueRange{result},
+             {projection(context, 3, {0, 1}),
+              projection(context, 3, {0, 1, 2})},
+             iterators(3),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value row = toIndex(nb, nloc, args[0]);
+               Value present = arith::CmpIOp::create(
+                   nb, nloc, arith::CmpIPredicate::sge, row, zero);
+               Value at = arith::SelectOp::create(nb, nloc, present, row, zero);
+               Value o = linalg::IndexOp::create(nb, nloc, 2);
+               Value value = tensor::ExtractOp::create(nb, nloc, sortedResults,
+                                                       ValueRange{at, o});
+               Value none = arith::ConstantOp::create(
+                   nb, nloc, nb.getZeroAttr(elementType));
+               linalg::YieldOp::create(nb, nloc,
+                                       ValueRange{arith::SelectOp::create(
+                                           nb, nloc, present, value, none)});
+             })
+      .getResult(0);
+}
+
+/// The form with one matrix-vector product per slot (see the file comment).
+Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o) {
+  MLIRContext *context = rewriter.getContext();
+  Value input = o.input, experts = o.experts;
+  auto inputType = o.inputType;
+  Type elementType = o.elementType;
+  const SmallVector<OpFoldResult> &expertSizes = o.expertSizes;
+  OpFoldResult outSize = o.outSize, inSize = o.inSize;
+  Value numExperts =
+      getValueOrCreateConstantIndexOp(rewriter, loc, o.weightSizes[0]);
+  Value result = createEmpty(
+      rewriter, loc, {expertSizes[0], expertSizes[1], outSize}, elementType);
+  OpFoldResult zeroIndex = rewriter.getIndexAttr(0),
+               oneIndex = rewriter.getIndexAttr(1);
+
+  auto forall = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{expertSizes[0], expertSizes[1]},
+      ValueRange{result}, std::nullopt);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(forall.getBody());
+  Value r = forall.getInductionVar(0), j = forall.getInductionVar(1);
+  // An invalid id reads the in-bounds expert 0 and discards the result.
+  auto [valid, row] = readExpert(rewriter, loc, experts, r, j, numExperts);
+
+  // w[row] : [O, I] and x[r, (j,)] : [I], rank-reducing slices.
+  Value matrix = o.expertMatrix(rewriter, loc, row);
+  auto vectorType =
+      RankedTensorType::get({inputType.getShape().back()}, elementType);
+  SmallVector<OpFoldResult> inputOffsets = {r}, inputSizes = {oneIndex},
+                            inputStrides = {oneIndex};
+  if (o.perSlot) {
+    inputOffsets.push_back(j);
+    inputSizes.push_back(oneIndex);
+    inputStrides.push_back(oneIndex);
+  }
+  inputOffsets.push_back(zeroIndex);
+  inputSizes.push_back(inSize);
+  inputStrides.push_back(oneIndex);
+  Value vector = tensor::ExtractSliceOp::create(
+      rewriter, loc, vectorType, input, inputOffsets, inputSizes, inputStrides);
+
+  // y[o] = sum_i w[o, i] * x[i] in f32, loops o i.
+  Value sums = createContraction(rewriter, loc, matrix, vector, {outSize},
+                                 {projection(context, 2, {0, 1}),
+                                  projection(context, 2, {1}),
+                                  projection(context, 2, {0})},
+                                 1);
+  Value rounded = roundTensor(rewriter, loc, sums, elementType);
+  Value zeros = createFilled(rewriter, loc, {outSize}, elementType, 0.0);
+  Value slotResult =
+      arith::SelectOp::create(rewriter, loc, valid, rounded, zeros);
+
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, slotResult, forall.getRegionIterArgs()[0],
+      ArrayRef<OpFoldResult>{r, j, zeroIndex},
+      ArrayRef<OpFoldResult>{oneIndex, oneIndex, outSize},
+      ArrayRef<OpFoldResult>{oneIndex, oneIndex, oneIndex});
+
+  return forall.getResult(0);
+}
+
 struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ExpertMatmulOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *context = rewriter.getContext();
-    Type f32 = rewriter.getF32Type();
-    Value input = op.getInput(), weights = op.getWeights(),
-          experts = op.getExperts();
-    auto inputType = cast<RankedTensorType>(input.getType());
-    auto weightType = cast<RankedTensorType>(weights.getType());
-    Type elementType = inputType.getElementType();
-    bool perSlot = inputType.getRank() == 3;
-
-    SmallVector<OpFoldResult> expertSizes = getSizes(rewriter, loc, experts);
-    SmallVector<OpFoldResult> weightSizes = getSizes(rewriter, loc, weights);
-    OpFoldResult outSize = weightSizes[1], inSize = weightSizes[2];
-    Value numExperts =
-        getValueOrCreateConstantIndexOp(rewriter, loc, weightSizes[0]);
-    Value result = createEmpty(
-        rewriter, loc, {expertSizes[0], expertSizes[1], outSize}, elementType);
-    OpFoldResult zeroIndex = rewriter.getIndexAttr(0),
-                 oneIndex = rewriter.getIndexAttr(1);
-
-    auto forall = scf::ForallOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{expertSizes[0], expertSizes[1]},
-        ValueRange{result}, std::nullopt);
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(forall.getBody());
-    Value r = forall.getInductionVar(0), j = forall.getInductionVar(1);
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value id = toIndex(
-        rewriter, loc,
-        tensor::ExtractOp::create(rewriter, loc, experts, ValueRange{r, j}));
-    Value valid = arith::AndIOp::create(
-        rewriter, loc,
-        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, id,
-                              zero),
-        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, id,
-                              numExperts));
-    // An invalid id reads the in-bounds expert 0 and discards the result.
-    Value row = arith::SelectOp::create(rewriter, loc, valid, id, zero);
-
-    // w[row] : [O, I] and x[r, (j,)] : [I], rank-reducing slices.
-    auto matrixType = RankedTensorType::get(
-        {weightType.getDimSize(1), weightType.getDimSize(2)},
-        weightType.getElementType());
-    Value matrix = tensor::ExtractSliceOp::create(
-        rewriter, loc, matrixType, weights,
-        ArrayRef<OpFoldResult>{row, zeroIndex, zeroIndex},
-        ArrayRef<OpFoldResult>{oneIndex, outSize, inSize},
-        ArrayRef<OpFoldResult>{oneIndex, oneIndex, oneIndex});
-    auto vectorType =
-        RankedTensorType::get({inputType.getShape().back()}, elementType);
-    SmallVector<OpFoldResult> inputOffsets = {r}, inputSizes = {oneIndex},
-                              inputStrides = {oneIndex};
-    if (perSlot) {
-      inputOffsets.push_back(j);
-      inputSizes.push_back(oneIndex);
-      inputStrides.push_back(oneIndex);
-    }
-    inputOffsets.push_back(zeroIndex);
-    inputSizes.push_back(inSize);
-    inputStrides.push_back(oneIndex);
-    Value vector =
-        tensor::ExtractSliceOp::create(rewriter, loc, vectorType, input,
-                                       inputOffsets, inputSizes, inputStrides);
-
-    // y[o] = sum_i w[o, i] * x[i] in f32, loops o i.
-    Value sums =
-        createGeneric(
-            rewriter, loc, ValueRange{matrix, vector},
-            createFilled(rewriter, loc, {outSize}, f32, 0.0),
-            {projection(context, 2, {0, 1}), projection(context, 2, {1}),
-             projection(context, 2, {0})},
-            iterators(1, 1),
-            [&](OpBuilder &b, Location nloc, ValueRange args) {
-              Value product =
-                  arith::MulFOp::create(b, nloc, extendToF32(b, nloc, args[0]),
-                                        extendToF32(b, nloc, args[1]));
-              linalg::YieldOp::create(
-                  b, nloc,
-                  ValueRange{arith::AddFOp::create(b, nloc, args[2], product)});
-            })
-            .getResult(0);
-    Value rounded = roundTensor(rewriter, loc, sums, elementType);
-    Value zeros = createFilled(rewriter, loc, {outSize}, elementType, 0.0);
-    Value slotResult =
-        arith::SelectOp::create(rewriter, loc, valid, rounded, zeros);
-
-    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        rewriter, loc, slotResult, forall.getRegionIterArgs()[0],
-        ArrayRef<OpFoldResult>{r, j, zeroIndex},
-        ArrayRef<OpFoldResult>{oneIndex, oneIndex, outSize},
-        ArrayRef<OpFoldResult>{oneIndex, oneIndex, oneIndex});
-
-    rewriter.setInsertionPointAfter(forall);
-    rewriter.replaceOp(op, castIfNeeded(rewriter, loc, forall.getResult(0),
+    Operands operands(rewriter, op);
+    Value result =
+        prefersGroupedForm(cast<RankedTensorType>(operands.experts.getType()),
+                           operands.weightType)
+            ? lowerGrouped(rewriter, op.getLoc(), operands)
+            : lowerPerSlot(rewriter, op.getLoc(), operands);
+    rewriter.replaceOp(op, castIfNeeded(rewriter, op.getLoc(), result,
                                         op.getResult().getType()));
     return success();
   }

@@ -104,4 +104,21 @@ createGeneric(OpBuilder &b, Location loc, ValueRange inputs, ValueRange outputs,
                                    maps, iteratorTypes, body);
 }
 
+Value createContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                        ArrayRef<OpFoldResult> sizes, ArrayRef<AffineMap> maps,
+                        unsigned parallel) {
+  Value init = createFilled(b, loc, sizes, b.getF32Type(), 0.0);
+  return createGeneric(
+             b, loc, ValueRange{lhs, rhs}, init, maps, iterators(parallel, 1),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value product = arith::MulFOp::create(
+                   nb, nloc, extendToF32(nb, nloc, args[0]),
+                   extendToF32(nb, nloc, args[1]));
+               linalg::YieldOp::create(nb, nloc,
+                                       ValueRange{arith::AddFOp::create(
+                                           nb, nloc, args[2], product)});
+             })
+      .getResult(0);
+}
+
 } // namespace linnet::lowering

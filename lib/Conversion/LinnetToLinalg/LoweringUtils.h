@@ -71,6 +71,15 @@ mlir::linalg::GenericOp createGeneric(
     llvm::ArrayRef<mlir::utils::IteratorType> iteratorTypes,
     llvm::function_ref<void(OpBuilder &, Location, mlir::ValueRange)> body);
 
+/// A sum of products into a new f32 accumulator of `sizes`: the output map
+/// is the last of `maps` and the loops are `parallel` parallel ones then
+/// one reduction; each operand is widened to f32 first. The matmuls of
+/// attention and of the experts.
+Value createContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                        llvm::ArrayRef<OpFoldResult> sizes,
+                        llvm::ArrayRef<mlir::AffineMap> maps,
+                        unsigned parallel);
+
 void populateAttentionPatterns(mlir::RewritePatternSet &patterns);
 void populateDeltaRulePatterns(mlir::RewritePatternSet &patterns);
 void populateCausalConvPatterns(mlir::RewritePatternSet &patterns);

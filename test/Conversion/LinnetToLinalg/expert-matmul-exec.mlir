@@ -12,10 +12,15 @@
 // rounding would show up as a 2^-8 relative error).
 
 // R = 3 rows, K = 2 slots, In = 5, Out = 4, X = 3 experts; expert ids 3 and
-// -1 are out of range and give zero rows.
+// -1 are out of range and give zero rows. Static rows take the form with one
+// matrix-vector product per slot; dynamic rows the grouped form (slots sorted
+// by expert into tiles of 8), here also with 13 rows, so that experts span
+// several tiles and leave padding in their last.
 // CHECK: expert_matmul shared input: PASS
 // CHECK: expert_matmul per-slot input: PASS
 // CHECK: expert_matmul bf16: PASS
+// CHECK: expert_matmul grouped shared input: PASS
+// CHECK: expert_matmul grouped per-slot input: PASS
 func.func @main() {
   %c2 = arith.constant 2 : index
   %c3 = arith.constant 3 : index
@@ -57,5 +62,24 @@ func.func @main() {
   %yb32 = call @from_bf16_3d(%yb) : (tensor<?x?x?xbf16>) -> tensor<?x?x?xf32>
   %printed_b = tensor.cast %yb32 : tensor<?x?x?xf32> to tensor<*xf32>
   call @printMemrefF32(%printed_b) : (tensor<*xf32>) -> ()
+
+  // Grouped: 13 rows of 2 slots, dynamic rows, ids with out-of-range ones.
+  %c13 = arith.constant 13 : index
+  %gx0 = call @sin_2d(%c13, %c5, %s1, %one, %zero)
+      : (index, index, f32, f32, f32) -> tensor<?x?xf32>
+  %gxk0 = call @sin_3d(%c13, %c2, %c5, %s2, %one, %zero)
+      : (index, index, index, f32, f32, f32) -> tensor<?x?x?xf32>
+  %gx = tensor.cast %gx0 : tensor<?x?xf32> to tensor<?x5xf32>
+  %gxk = tensor.cast %gxk0 : tensor<?x?x?xf32> to tensor<?x2x5xf32>
+  %gids0 = arith.constant dense<[[0, 2], [1, 0], [2, 0], [0, 1], [1, 2], [0, 2], [3, 0], [0, 1], [2, 1], [0, 2], [1, 0], [0, -1], [2, 0]]> : tensor<13x2xi32>
+  %gids = tensor.cast %gids0 : tensor<13x2xi32> to tensor<?x2xi32>
+  %gy = linnet.expert_matmul %gx, %w, %gids
+      : (tensor<?x5xf32>, tensor<3x4x5xf32>, tensor<?x2xi32>) -> tensor<?x2x4xf32>
+  %printed_g = tensor.cast %gy : tensor<?x2x4xf32> to tensor<*xf32>
+  call @printMemrefF32(%printed_g) : (tensor<*xf32>) -> ()
+  %gyk = linnet.expert_matmul %gxk, %w, %gids
+      : (tensor<?x2x5xf32>, tensor<3x4x5xf32>, tensor<?x2xi32>) -> tensor<?x2x4xf32>
+  %printed_gk = tensor.cast %gyk : tensor<?x2x4xf32> to tensor<*xf32>
+  call @printMemrefF32(%printed_gk) : (tensor<*xf32>) -> ()
   return
 }

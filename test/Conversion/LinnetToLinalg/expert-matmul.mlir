@@ -1,3 +1,4 @@
+// With static rows, fewer than four slots per expert (a decode),
 // linnet.expert_matmul becomes an scf.forall over (r, j) whose body slices the
 // chosen expert's [O, I] weights out of the stacked tensor (a clamped id: an
 // out-of-range one reads expert 0 and its result is replaced by zeros) and
@@ -39,4 +40,32 @@ func.func @expert_matmul(%x: tensor<3x16xf16>, %xk: tensor<3x2x16xf16>,
       : (tensor<3x2x16xf16>, tensor<?x32x16xf16>, tensor<3x2xi32>)
       -> tensor<3x2x32xf16>
   return %0, %1 : tensor<3x2x32xf16>, tensor<3x2x32xf16>
+}
+
+// With dynamic rows (a prefill's tokens) the grouped form: a counting sort of
+// the slots by expert (sequential loops over the slots and the experts), the
+// inputs gathered in sorted order, one scf.forall over tiles of 8 sorted rows
+// each multiplied by its expert's [O, I] weights, and each slot's result
+// gathered back from its sorted row.
+// CHECK-LABEL: func.func @grouped
+// CHECK-SAME: (%[[GX:.*]]: tensor<?x16xbf16>, %[[GW:.*]]: tensor<4x32x16xbf16>, %[[GIDS:.*]]: tensor<?x2xi32>)
+// CHECK: scf.for
+// CHECK: tensor.extract %[[GIDS]]
+// CHECK: tensor.insert
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x16xbf16>)
+// CHECK: scf.forall (%[[T:.*]]) in (%{{.*}})
+// CHECK: tensor.extract_slice %[[GW]][%{{.*}}, 0, 0] [1, 32, 16] [1, 1, 1] : tensor<4x32x16xbf16> to tensor<32x16xbf16>
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0] [8, 16] [1, 1] : tensor<?x16xbf16> to tensor<8x16xbf16>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK: tensor.parallel_insert_slice %{{.*}}[%{{.*}}, 0] [8, 32] [1, 1] : tensor<8x32xbf16> into tensor<?x32xbf16>
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x2x32xbf16>)
+func.func @grouped(%x: tensor<?x16xbf16>, %w: tensor<4x32x16xbf16>, %ids: tensor<?x2xi32>)
+    -> tensor<?x2x32xbf16> {
+  %0 = linnet.expert_matmul %x, %w, %ids
+      : (tensor<?x16xbf16>, tensor<4x32x16xbf16>, tensor<?x2xi32>)
+      -> tensor<?x2x32xbf16>
+  return %0 : tensor<?x2x32xbf16>
 }

@@ -1,6 +1,7 @@
 """numpy reference for expert-matmul-exec.mlir: one matrix-vector product
 per (row, slot) with the weights of the chosen expert, zero for an id
-outside [0, X); the bf16 case rounds inputs and result like the test."""
+outside [0, X); the bf16 case rounds inputs and result like the test. The
+grouped cases have 13 rows."""
 import numpy as np
 
 from reference import compare, read_results, sin_input, to_bf16
@@ -28,3 +29,12 @@ compare("expert_matmul per-slot input", results[1],
         expert_matmul(x3, w, experts), 1e-5, 1e-4)
 compare("expert_matmul bf16", results[2],
         to_bf16(expert_matmul(to_bf16(x), to_bf16(w), experts)), 0, 1e-5)
+
+grouped = np.array([[0, 2], [1, 0], [2, 0], [0, 1], [1, 2], [0, 2], [3, 0],
+                    [0, 1], [2, 1], [0, 2], [1, 0], [0, -1], [2, 0]])
+gx = sin_input((13, 5), 0.1)
+gx3 = sin_input((13, 2, 5), 0.2)
+compare("expert_matmul grouped shared input", results[3],
+        expert_matmul(gx, w, grouped), 1e-5, 1e-4)
+compare("expert_matmul grouped per-slot input", results[4],
+        expert_matmul(gx3, w, grouped), 1e-5, 1e-4)
