@@ -1,9 +1,10 @@
 //===- Attention.cpp - lower linnet.attention to linalg -------------------===//
 //
 // Causal grouped-query attention as a chain of linalg.generic ops on f32
-// tensors. The query heads are viewed as [Hk, G] (G = Hq / Hk) so that every
-// indexing map stays a projection and the key/value heads are shared through
-// the maps instead of being copied:
+// tensors, over the keys some query can attend to (the first max_b offset[b]
+// + S of the cache). The query heads are viewed as [Hk, G] (G = Hq / Hk) so
+// that every indexing map stays a projection and the key/value heads are shared
+// through the maps instead of being copied:
 //
 //   scores[b,h,g,s,l] = sum_d q[b,h,g,s,d] * k[b,h,l,d]
 //   masked            = allowed(b,s,l) ? scale * scores : -inf
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
@@ -60,6 +62,43 @@ Value expandQueryHeads(OpBuilder &b, Location loc, Value query,
                                        expandedSizes);
 }
 
+/// The keys any query can attend to: those before max_b offset[b] + S,
+/// clamped to [0, L]. The rest of a cache (a prefill at position 0 reads S
+/// of MaxSeq keys, a decode pos + 1) is never read.
+Value attendedKeyCount(OpBuilder &b, Location loc, Value offset,
+                       OpFoldResult rows, OpFoldResult queries,
+                       OpFoldResult keys) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value largest =
+      scf::ForOp::create(
+          b, loc, zero, getValueOrCreateConstantIndexOp(b, loc, rows), one,
+          ValueRange{zero},
+          [&](OpBuilder &nb, Location nloc, Value r, ValueRange carried) {
+            Value at = toIndex(nb, nloc,
+                               tensor::ExtractOp::create(nb, nloc, offset, r));
+            scf::YieldOp::create(
+                nb, nloc,
+                ValueRange{arith::MaxSIOp::create(nb, nloc, carried[0], at)});
+          })
+          .getResult(0);
+  Value end = arith::AddIOp::create(
+      b, loc, largest, getValueOrCreateConstantIndexOp(b, loc, queries));
+  return arith::MinSIOp::create(b, loc,
+                                arith::MaxSIOp::create(b, loc, end, zero),
+                                getValueOrCreateConstantIndexOp(b, loc, keys));
+}
+
+/// The first `count` positions of a `[B, Hk, L, X]` key or value tensor.
+Value leadingPositions(OpBuilder &b, Location loc, Value tensor, Value count) {
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, tensor);
+  sizes[2] = count;
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc, tensor, SmallVector<OpFoldResult>(4, zero), sizes,
+      SmallVector<OpFoldResult>(4, one));
+}
+
 struct AttentionLowering : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -91,6 +130,12 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                   .getResult();
     Value query =
         expandQueryHeads(rewriter, loc, op.getQuery(), keyHeads, group);
+    Value keyCount = attendedKeyCount(rewriter, loc, offset, querySizes[0],
+                                      querySizes[2], keySizes[2]);
+    key = leadingPositions(rewriter, loc, key, keyCount);
+    value = leadingPositions(rewriter, loc, value, keyCount);
+    keySizes[2] = keyCount;
+    valueSizes[2] = keyCount;
 
     // Loop dimensions: b h g s, then l (keys) or e (value dims), then d.
     enum { B, H, G, S, L, D };

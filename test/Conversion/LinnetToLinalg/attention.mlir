@@ -1,6 +1,7 @@
 // linnet.attention becomes a chain of linalg.generic ops over the query heads
 // viewed as [Hk, G]: scores, mask, row max, exp, row sum, weighted sum and a
-// normalizing round to the element type.
+// normalizing round to the element type. Only the keys and values some query
+// can attend to are read: the first min(L, max_b offset[b] + S) positions.
 // RUN: linnet-opt %s --linnet-lower-to-linalg | FileCheck %s
 
 // CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
@@ -19,8 +20,15 @@ func.func @attention(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
     -> tensor<2x4x3x6xbf16> {
   // CHECK-NOT: linnet.
   // CHECK: %[[GROUPED:.*]] = tensor.expand_shape %[[QUERY]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 2, 3, 8]
+  // CHECK: %[[LARGEST:.*]] = scf.for {{.*}} iter_args
+  // CHECK: tensor.extract %[[OFFSET]]
+  // CHECK: arith.maxsi
+  // CHECK: %[[END:.*]] = arith.addi %[[LARGEST]], %c3
+  // CHECK: %[[COUNT:.*]] = arith.minsi %{{.*}}, %c5
+  // CHECK: %[[KEYS:.*]] = tensor.extract_slice %[[KEY]][0, 0, 0, 0] [2, 2, %[[COUNT]], 8] [1, 1, 1, 1] : tensor<2x2x5x8xbf16> to tensor<2x2x?x8xbf16>
+  // CHECK: %[[VALUES:.*]] = tensor.extract_slice %[[VALUE]][0, 0, 0, 0] [2, 2, %[[COUNT]], 6] [1, 1, 1, 1] : tensor<2x2x5x6xbf16> to tensor<2x2x?x6xbf16>
   // CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[Q]], #[[K]], #[[SCORES]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
-  // CHECK-SAME: ins(%[[GROUPED]], %[[KEY]] : {{.*}}) outs({{.*}} : tensor<2x2x2x3x5xf32>)
+  // CHECK-SAME: ins(%[[GROUPED]], %[[KEYS]] : {{.*}}) outs({{.*}} : tensor<2x2x2x3x?xf32>)
   // CHECK: arith.extf
   // CHECK: %[[MASKED:.*]] = linalg.generic {indexing_maps = [#[[ID5]], #[[ROW]], #[[ROW]], #[[ID5]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
   // CHECK-SAME: ins(%[[S]], %[[OFFSET]], %[[LENGTHS]]
@@ -31,7 +39,7 @@ func.func @attention(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
   // CHECK: math.exp
   // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[WEIGHTS]] :
   // CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[Q]], #[[V]], #[[SCORES]]]
-  // CHECK-SAME: ins(%[[WEIGHTS]], %[[VALUE]] :
+  // CHECK-SAME: ins(%[[WEIGHTS]], %[[VALUES]] :
   // CHECK: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[ACC]], %[[SUM]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x3x6xbf16>)
   // CHECK: arith.divf
   // CHECK: arith.truncf %{{.*}} : f32 to bf16
