@@ -1,7 +1,9 @@
 //===- TileAndVectorize.cpp - register tiles, vectors, accumulators -------===//
 //
 // Inside the dispatch regions, every op is tiled to its lowering
-// configuration's reduction and vector tiles and vectorized; then the vector
+// configuration's reduction and vector tiles and vectorized (a dynamic outer
+// dimension split into whole tiles and a remainder taken one at a time); then
+// the vector
 // code is cleaned up so that accumulators live in registers: masks move into
 // transfers, multiply + reduce becomes vector.contract, accumulators become
 // loop-carried values, and dot products along a contiguous k carry their
@@ -12,6 +14,7 @@
 #include "linnet/Codegen/LoweringConfig.h"
 #include "linnet/Codegen/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
@@ -43,9 +46,9 @@ FailureOr<linalg::LinalgOp> tileWithLoops(RewriterBase &rewriter,
                                           ArrayRef<int64_t> sizes) {
   if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
     return op;
-  scf::SCFTilingOptions tiling;
-  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
-  tiling.setTileSizes(tileSizesAsFoldResults(op->getContext(), sizes));
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  options.setTileSizes(tileSizesAsFoldResults(op->getContext(), sizes));
   // Reduction loops innermost: the accumulator tile stays in registers.
   SmallVector<int64_t> interchange;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -55,11 +58,11 @@ FailureOr<linalg::LinalgOp> tileWithLoops(RewriterBase &rewriter,
   for (unsigned d = 0; d < iterators.size(); ++d)
     if (iterators[d] != utils::IteratorType::parallel)
       interchange.push_back(d);
-  tiling.setInterchange(interchange);
+  options.setInterchange(interchange);
 
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
   if (failed(result))
     return failure();
   rewriter.replaceOp(op, result->replacements);
@@ -67,6 +70,40 @@ FailureOr<linalg::LinalgOp> tileWithLoops(RewriterBase &rewriter,
   if (!tiled)
     return failure();
   return tiled;
+}
+
+/// The outer dimension of `op` to split into whole vector tiles and a
+/// remainder: a dynamic one, not the innermost, with a tile of several
+/// iterations.
+std::optional<unsigned> rowDimensionToSplit(linalg::LinalgOp op,
+                                            ArrayRef<int64_t> vector) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0; d + 1 < ranges.size(); ++d)
+    if (ShapedType::isDynamic(ranges[d]) && vector[d] > 1 &&
+        iterators[d] == utils::IteratorType::parallel)
+      return d;
+  return std::nullopt;
+}
+
+/// Splits `op` (in place: `op` becomes the first part) along dimension `d`
+/// at the largest multiple of `tile`; returns the second part, or null.
+linalg::LinalgOp splitOffRemainder(RewriterBase &rewriter, linalg::LinalgOp &op,
+                                   unsigned d, int64_t tile) {
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  SmallVector<Range> ranges =
+      cast<TilingInterface>(op.getOperation()).getIterationDomain(rewriter);
+  AffineExpr size = getAffineSymbolExpr(0, rewriter.getContext());
+  OpFoldResult point = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, size.floorDiv(tile) * tile, {ranges[d].size});
+  auto [first, second] = linalg::splitOp(
+      rewriter, cast<TilingInterface>(op.getOperation()), d, point);
+  if (!first)
+    return {};
+  op = cast<linalg::LinalgOp>(first.getOperation());
+  return second ? cast<linalg::LinalgOp>(second.getOperation())
+                : linalg::LinalgOp();
 }
 
 /// Vectorizes `op`, masking the dimensions whose extent is not static.
@@ -327,17 +364,39 @@ struct TileAndVectorizePass
       op->removeAttr(kLoweringConfigName);
       ArrayRef<int64_t> reduction = config.getReduction(),
                         vector = config.getVector();
-      FailureOr<linalg::LinalgOp> tiled =
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      FailureOr<linalg::LinalgOp> blocked =
           tileWithLoops(rewriter, op, reduction);
-      if (succeeded(tiled))
-        tiled = tileWithLoops(rewriter, *tiled, vector);
-      if (failed(tiled)) {
+      if (failed(blocked)) {
         op.emitWarning("linnet codegen: could not tile; left as scalar loops");
         continue;
       }
-      (*tiled)->removeAttr(kLoweringConfigName);
+      // A dynamic outer dimension whose vector tile spans several iterations
+      // (the rows of a register tile) is split: whole tiles are vectorized
+      // with static sizes and the rest (fewer rows than a tile: a decode's
+      // one) one at a time, instead of a masked tile computing padding.
+      SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> parts = {
+          {*blocked, SmallVector<int64_t>(vector)}};
       if (vectorize)
-        (void)vectorizeTile(rewriter, *tiled, vector);
+        if (std::optional<unsigned> d = rowDimensionToSplit(*blocked, vector))
+          if (linalg::LinalgOp rest =
+                  splitOffRemainder(rewriter, parts[0].first, *d, vector[*d])) {
+            SmallVector<int64_t> single(vector);
+            single[*d] = 1;
+            parts.push_back({rest, single});
+          }
+      for (auto &[part, sizes] : parts) {
+        FailureOr<linalg::LinalgOp> tiled =
+            tileWithLoops(rewriter, part, sizes);
+        if (failed(tiled)) {
+          part.emitWarning(
+              "linnet codegen: could not tile; left as scalar loops");
+          continue;
+        }
+        (*tiled)->removeAttr(kLoweringConfigName);
+        if (vectorize)
+          (void)vectorizeTile(rewriter, *tiled, sizes);
+      }
     }
 
     // Masks move into the transfers (before any canonicalization can put a

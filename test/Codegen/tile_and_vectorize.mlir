@@ -2,9 +2,11 @@
 // product along a contiguous k (vector = [1, 1, 32]) carries its 32 lanes
 // through the k loop as FMAs and reduces them once after it; with a register
 // tile of several rows and columns (vector = [4, 4, 16]) each row's and
-// column's lanes are read once and broadcast to the 4x4 outputs, and the
-// edge of dynamic rows, masked, reads zeros instead of the vectorizer's
-// poison so that the contraction needs no mask; a matmul with
+// column's lanes are read once and broadcast to the 4x4 outputs; dynamic rows
+// are split at the last multiple of 4, the rows after it (a decode's single
+// row) taken one at a time (vector<1x4x16xf32>), and masked reads are padded
+// with zeros instead of the vectorizer's poison so that no contraction needs
+// a mask; a matmul with
 // an 8x16 register tile keeps its accumulator as a loop-carried
 // vector<8x16xf32> around vector.contract. The configurations are removed.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-tile-and-vectorize))" | FileCheck %s
@@ -42,6 +44,9 @@ func.func @dot_products(%x: tensor<2x256xf32>, %w: tensor<16x256xf32>, %acc: ten
 // CHECK: vector.fma {{.*}} : vector<4x4x16xf32>
 // CHECK: scf.yield
 // CHECK: vector.multi_reduction <add>, {{.*}} [2] : vector<4x4x16xf32> to vector<4x4xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c1
+// CHECK: vector.fma {{.*}} : vector<1x4x16xf32>
+// CHECK: vector.multi_reduction <add>, {{.*}} [2] : vector<1x4x16xf32> to vector<1x4xf32>
 // CHECK-NOT: linnet.lowering_config
 func.func @dot_product_tile(%x: tensor<?x64xbf16>, %w: tensor<8x64xbf16>, %acc: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %r = linalg.generic {indexing_maps = [#a, #wt, #c], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [0, 0, 0], reduction = [0, 0, 0], vector = [4, 4, 16]>} ins(%x, %w : tensor<?x64xbf16>, tensor<8x64xbf16>) outs(%acc : tensor<?x8xf32>) {

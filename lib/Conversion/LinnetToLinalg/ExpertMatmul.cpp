@@ -13,13 +13,14 @@
 // f32 and rounded to the element type. Only the chosen experts' weights are
 // read, each row of them contiguously.
 //
-// With many rows (a prefill: the rows are dynamic, or there are at least four
-// slots per expert) each expert's weights would be read once per slot that
-// chose it. The grouped form reads them once per tile of slots instead, as
-// vLLM's fused MoE does: the slots are sorted by expert (a counting sort) into
-// tiles of kGroupTileRows rows, each expert's last tile padded; one matmul per
-// tile against its expert's [O, I] weights (the forall over tiles is the
-// dispatch region); and each slot's result gathered back from its sorted row.
+// With many slots (at least four per expert: a prefill; decided at run time
+// where the rows are dynamic) each expert's weights would be read once per
+// slot that chose it. The grouped form reads them once per tile of slots
+// instead, as vLLM's fused MoE does: the slots are sorted by expert (a counting
+// sort) into tiles of kGroupTileRows rows, each expert's last tile padded; one
+// matmul per tile against its expert's [O, I] weights (the forall over tiles is
+// the dispatch region); and each slot's result gathered back from its sorted
+// row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,17 +41,21 @@ namespace {
 /// Rows of one tile of the grouped form: slots routed to one expert.
 constexpr int64_t kGroupTileRows = 8;
 
-/// Whether the grouped form pays: a dynamic number of rows (a prefill's
-/// tokens), or on average at least four slots per expert.
-bool prefersGroupedForm(RankedTensorType expertsType,
-                        RankedTensorType weightType) {
+/// Slots per expert, on average, from which the grouped form pays.
+constexpr int64_t kGroupedSlotsPerExpert = 4;
+
+/// Whether the grouped form pays, where the sizes tell: R * K slots are at
+/// least kGroupedSlotsPerExpert per expert. None where a size is dynamic (a
+/// block function that both prefill and decode call): then the choice is
+/// made at run time.
+std::optional<bool> groupedByShape(RankedTensorType expertsType,
+                                   RankedTensorType weightType) {
   int64_t rows = expertsType.getDimSize(0), slots = expertsType.getDimSize(1),
           experts = weightType.getDimSize(0);
-  if (ShapedType::isDynamic(rows))
-    return true;
-  if (ShapedType::isDynamic(slots) || ShapedType::isDynamic(experts))
-    return false;
-  return rows * slots >= 4 * experts;
+  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(slots) ||
+      ShapedType::isDynamic(experts))
+    return std::nullopt;
+  return rows * slots >= kGroupedSlotsPerExpert * experts;
 }
 
 /// A new i32 tensor of `sizes` filled with `value`.
@@ -385,11 +390,42 @@ struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
   LogicalResult matchAndRewrite(ExpertMatmulOp op,
                                 PatternRewriter &rewriter) const override {
     Operands operands(rewriter, op);
-    Value result =
-        prefersGroupedForm(cast<RankedTensorType>(operands.experts.getType()),
-                           operands.weightType)
-            ? lowerGrouped(rewriter, op.getLoc(), operands)
-            : lowerPerSlot(rewriter, op.getLoc(), operands);
+    Location loc = op.getLoc();
+    Type resultType = op.getResult().getType();
+    std::optional<bool> grouped =
+        groupedByShape(cast<RankedTensorType>(operands.experts.getType()),
+                       operands.weightType);
+    Value result;
+    if (grouped) {
+      result = *grouped ? lowerGrouped(rewriter, loc, operands)
+                        : lowerPerSlot(rewriter, loc, operands);
+    } else {
+      auto index = [&](OpFoldResult size) {
+        return getValueOrCreateConstantIndexOp(rewriter, loc, size);
+      };
+      Value count =
+          arith::MulIOp::create(rewriter, loc, index(operands.expertSizes[0]),
+                                index(operands.expertSizes[1]));
+      Value threshold =
+          arith::MulIOp::create(rewriter, loc, index(operands.weightSizes[0]),
+                                arith::ConstantIndexOp::create(
+                                    rewriter, loc, kGroupedSlotsPerExpert));
+      Value many = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::uge, count, threshold);
+      auto choice = scf::IfOp::create(
+          rewriter, loc, many,
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(
+                b, l,
+                castIfNeeded(b, l, lowerGrouped(b, l, operands), resultType));
+          },
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(
+                b, l,
+                castIfNeeded(b, l, lowerPerSlot(b, l, operands), resultType));
+          });
+      result = choice.getResult(0);
+    }
     rewriter.replaceOp(op, castIfNeeded(rewriter, op.getLoc(), result,
                                         op.getResult().getType()));
     return success();

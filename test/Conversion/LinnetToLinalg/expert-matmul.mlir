@@ -42,13 +42,17 @@ func.func @expert_matmul(%x: tensor<3x16xf16>, %xk: tensor<3x2x16xf16>,
   return %0, %1 : tensor<3x2x32xf16>, tensor<3x2x32xf16>
 }
 
-// With dynamic rows (a prefill's tokens) the grouped form: a counting sort of
-// the slots by expert (sequential loops over the slots and the experts), the
+// With dynamic rows (a block function that prefill and decode share) the
+// form is chosen at run time: with at least four slots per expert (R * 2 >=
+// 4 * 4) the grouped form, a counting sort of the slots by expert (sequential loops over the slots and the experts), the
 // inputs gathered in sorted order, one scf.forall over tiles of 8 sorted rows
 // each multiplied by its expert's [O, I] weights, and each slot's result
-// gathered back from its sorted row.
+// gathered back from its sorted row; otherwise the form of one product per
+// slot.
 // CHECK-LABEL: func.func @grouped
 // CHECK-SAME: (%[[GX:.*]]: tensor<?x16xbf16>, %[[GW:.*]]: tensor<4x32x16xbf16>, %[[GIDS:.*]]: tensor<?x2xi32>)
+// CHECK: %[[MANY:.*]] = arith.cmpi uge, %{{.*}}, %{{.*}} : index
+// CHECK: scf.if %[[MANY]]
 // CHECK: scf.for
 // CHECK: tensor.extract %[[GIDS]]
 // CHECK: tensor.insert
@@ -62,6 +66,8 @@ func.func @expert_matmul(%x: tensor<3x16xf16>, %xk: tensor<3x2x16xf16>,
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<8x32xf32>)
 // CHECK: tensor.parallel_insert_slice %{{.*}}[%{{.*}}, 0] [8, 32] [1, 1] : tensor<8x32xbf16> into tensor<?x32xbf16>
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x2x32xbf16>)
+// CHECK: } else {
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, 2)
 func.func @grouped(%x: tensor<?x16xbf16>, %w: tensor<4x32x16xbf16>, %ids: tensor<?x2xi32>)
     -> tensor<?x2x32xbf16> {
   %0 = linnet.expert_matmul %x, %w, %ids
