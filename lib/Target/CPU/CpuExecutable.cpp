@@ -10,8 +10,9 @@
 
 #include "linnet/Basic/Errors.h"
 
+#include "LlvmOptimizer.h"
+
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/STLExtras.h"
@@ -160,9 +161,7 @@ CpuExecutable::compile(ModuleOp module, const CpuCompileOptions &options) {
   if (!targetMachine)
     return targetMachine.takeError();
 
-  auto transformer =
-      makeOptimizingTransformer(options.optLevel,
-                                /*sizeLevel=*/0, targetMachine->get());
+  auto transformer = makeLlvmOptimizer(options.optLevel, targetMachine->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = codeGenLevel;

@@ -123,6 +123,7 @@ void addLLVMStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   addCleanup(pm);
+  pm.addPass(createLinnetCpuDropForeignArgumentAttributes());
 }
 
 /// Textual options of `linnet-cpu-pipeline`.

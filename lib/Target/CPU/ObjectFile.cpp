@@ -16,8 +16,9 @@
 #include "linnet/Basic/Errors.h"
 #include "linnet/Basic/OutputFile.h"
 
+#include "LlvmOptimizer.h"
+
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -142,8 +143,8 @@ llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
                      "cannot create a target machine for " + cpu.str());
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   machine.get());
-  if (llvm::Error optimizeError = makeOptimizingTransformer(
-          /*optLevel=*/3, /*sizeLevel=*/0, machine.get())(llvmModule.get()))
+  if (llvm::Error optimizeError =
+          makeLlvmOptimizer(/*optLevel=*/3, machine.get())(llvmModule.get()))
     return optimizeError;
 
   bool emitted = false;

@@ -81,4 +81,18 @@ def LinnetCpuLowerVectors
   ];
 }
 
+def LinnetCpuDropForeignArgumentAttributes
+    : Pass<"linnet-cpu-drop-foreign-argument-attributes", "mlir::ModuleOp"> {
+  let summary = "Drop the argument and result attributes of llvm.func that "
+                "are not llvm.* ones";
+  let description = [{
+    The last pass of the LLVM stage. IR generation's `linnet.parameter`,
+    `linnet.state` and `bufferization.writable` argument attributes survive
+    to the LLVM dialect, where nothing reads them, and MLIR 22's translation
+    to LLVM IR warns about each one, printing the whole function into the
+    warning (76 s of a full-size build). Attributes named `llvm.*` are kept.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // LINNET_TARGET_CPU_PASSES
