@@ -24,6 +24,9 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <thread>
+
 using namespace linnet;
 using namespace linnet::driver;
 namespace cl = llvm::cl;
@@ -160,12 +163,15 @@ int linnet::driver::runBuild(const char *argv0) {
                     compiled, describe))
     return 1;
 
-  llvm::SmallString<256> object(workDir), table(workDir);
-  llvm::sys::path::append(object, "model.o");
+  llvm::SmallString<256> table(workDir);
   llvm::sys::path::append(table, "entries.cpp");
-  if (llvm::Error error = writeObjectFile(*compiled.module, object, buildCpu))
-    return reportError(withContext("cannot write the model's object file: ",
-                                   std::move(error)));
+  // One part of code generation per core, at most 8.
+  unsigned parts = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  llvm::Expected<std::vector<std::string>> objects =
+      writeObjectFiles(*compiled.module, workDir, buildCpu, parts);
+  if (!objects)
+    return reportError(withContext("cannot write the model's object files: ",
+                                   objects.takeError()));
   compiled.times.lap("LLVM optimization and code generation");
   if (llvm::Error error = writeOutputFile(
           table, [&](llvm::raw_ostream &os) { os << entryTable(manifest); }))
@@ -178,7 +184,6 @@ int linnet::driver::runBuild(const char *argv0) {
       *linker,
       "-O2",
       std::string(table),
-      std::string(object),
       library,
       llvmLibraries + "/libLLVMSupport.a",
       llvmLibraries + "/libLLVMDemangle.a",
@@ -189,6 +194,7 @@ int linnet::driver::runBuild(const char *argv0) {
       "-lpthread",
       "-o",
       buildOutput};
+  args.insert(args.begin() + 3, objects->begin(), objects->end());
   // LLVM's x86 backend calls __truncsfbf2 for bf16 vector code on CPUs
   // without AVX512-BF16, and Debian 12's libgcc lacks it: compiler-rt's
   // builtins (linked statically) provide it; libgcc stays the unwinder.

@@ -22,19 +22,24 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
 #include <mutex>
+#include <thread>
 
 using namespace mlir;
 
@@ -109,10 +114,37 @@ llvm::Error checkObjectCpu(llvm::StringRef cpu) {
   return llvm::Error::success();
 }
 
-llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
-                            llvm::StringRef cpu) {
-  if (llvm::Error error = checkObjectCpu(cpu))
+/// Generates one object file of `module` (optimized) for `cpu`.
+static llvm::Error emitObject(llvm::Module &module, const llvm::Target &target,
+                              llvm::StringRef cpu, llvm::StringRef path) {
+  std::unique_ptr<llvm::TargetMachine> machine(target.createTargetMachine(
+      module.getTargetTriple(), cpu, /*Features=*/"", llvm::TargetOptions(),
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return makeError(ErrorId::TargetFailed,
+                     "cannot create a target machine for " + cpu.str());
+  bool emitted = false;
+  if (llvm::Error error =
+          writeOutputFile(path, [&](llvm::raw_pwrite_stream &os) {
+            llvm::legacy::PassManager codegen;
+            if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                             llvm::CodeGenFileType::ObjectFile))
+              return;
+            codegen.run(module);
+            emitted = true;
+          }))
     return error;
+  if (!emitted)
+    return makeError(ErrorId::TargetFailed,
+                     "the target cannot emit object files");
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<std::string>>
+writeObjectFiles(ModuleOp module, llvm::StringRef directory,
+                 llvm::StringRef cpu, unsigned parts) {
+  if (llvm::Error error = checkObjectCpu(cpu))
+    return std::move(error);
   cpu = resolveCpu(cpu);
   DialectRegistry registry;
   registerAllToLLVMIRTranslations(registry);
@@ -145,23 +177,66 @@ llvm::Error writeObjectFile(ModuleOp module, llvm::StringRef path,
                                                   machine.get());
   if (llvm::Error optimizeError =
           makeLlvmOptimizer(/*optLevel=*/3, machine.get())(llvmModule.get()))
-    return optimizeError;
+    return std::move(optimizeError);
 
-  bool emitted = false;
-  if (llvm::Error error =
-          writeOutputFile(path, [&](llvm::raw_pwrite_stream &os) {
-            llvm::legacy::PassManager codegen;
-            if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                             llvm::CodeGenFileType::ObjectFile))
-              return;
-            codegen.run(*llvmModule);
-            emitted = true;
-          }))
-    return error;
-  if (!emitted)
-    return makeError(ErrorId::TargetFailed,
-                     "the target cannot emit object files");
-  return llvm::Error::success();
+  auto pathOf = [&](unsigned part) {
+    llvm::SmallString<256> file(directory);
+    llvm::sys::path::append(file, "model." + std::to_string(part) + ".o");
+    return std::string(file);
+  };
+  if (parts <= 1) {
+    if (llvm::Error emitError =
+            emitObject(*llvmModule, *target, cpu, pathOf(0)))
+      return std::move(emitError);
+    return std::vector<std::string>{pathOf(0)};
+  }
+
+  // Code generation, most of the time, runs in parallel: the optimized
+  // module is split into linkable parts (functions dealt out in turn), each
+  // carried as bitcode into its own LLVMContext and thread.
+  std::vector<llvm::SmallString<0>> bitcode;
+  llvm::SplitModule(
+      *llvmModule, parts,
+      [&](std::unique_ptr<llvm::Module> part) {
+        bitcode.emplace_back();
+        llvm::raw_svector_ostream os(bitcode.back());
+        llvm::WriteBitcodeToFile(*part, os);
+      },
+      /*PreserveLocals=*/false, /*RoundRobin=*/true);
+  std::vector<std::string> paths;
+  std::vector<llvm::Error> errors;
+  for (size_t i = 0; i < bitcode.size(); ++i) {
+    paths.push_back(pathOf(i));
+    errors.push_back(llvm::Error::success());
+  }
+  {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < bitcode.size(); ++i)
+      threads.emplace_back([&, i] {
+        llvm::LLVMContext context;
+        llvm::Expected<std::unique_ptr<llvm::Module>> part =
+            llvm::parseBitcodeFile(
+                llvm::MemoryBufferRef(
+                    llvm::StringRef(bitcode[i].data(), bitcode[i].size()),
+                    "part"),
+                context);
+        if (!part) {
+          llvm::consumeError(std::move(errors[i]));
+          errors[i] = part.takeError();
+          return;
+        }
+        llvm::consumeError(std::move(errors[i]));
+        errors[i] = emitObject(**part, *target, cpu, paths[i]);
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+  }
+  llvm::Error all = llvm::Error::success();
+  for (llvm::Error &each : errors)
+    all = llvm::joinErrors(std::move(all), std::move(each));
+  if (all)
+    return std::move(all);
+  return paths;
 }
 
 } // namespace linnet

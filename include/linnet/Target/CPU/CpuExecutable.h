@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class ExecutionEngine;
@@ -132,11 +133,14 @@ llvm::Expected<std::string> findOpenMPRuntime();
 /// Whether `cpu` names a CPU that object files can be generated for.
 llvm::Error checkObjectCpu(llvm::StringRef cpu);
 
-/// Writes `module` (at CpuStage::LLVM) as a position-independent object file
-/// for `cpu` (a generic x86-64 level by default, so the file runs on any
-/// machine of that level), optimized at O3. Link it with `-fopenmp=libomp`.
-llvm::Error writeObjectFile(mlir::ModuleOp module, llvm::StringRef path,
-                            llvm::StringRef cpu = "x86-64-v3");
+/// Writes `module` (at CpuStage::LLVM), optimized at O3, as `parts`
+/// position-independent object files `model.<i>.o` in `directory` for `cpu`
+/// (a generic x86-64 level by default, so the files run on any machine of
+/// that level), generated in parallel, one thread per part; returns their
+/// paths. Link them all with `-fopenmp=libomp`.
+llvm::Expected<std::vector<std::string>>
+writeObjectFiles(mlir::ModuleOp module, llvm::StringRef directory,
+                 llvm::StringRef cpu = "x86-64-v3", unsigned parts = 1);
 
 } // namespace linnet
 
