@@ -1,7 +1,9 @@
-"""What the Python benchmarks under bench/ share: paths, running a command, the sizes of the
-model's DeltaNet convolution, and the tensors of a checkpoint's safetensors headers."""
+"""What the Python benchmarks under bench/ share: paths, running a command, the machine, the
+model's sizes from the command line (and its DeltaNet convolution's), the set-up every run
+begins with, and the tensors of a checkpoint's safetensors headers."""
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -30,9 +32,63 @@ def load_average():
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def machine():
+    """(nproc, CPU model, caches, transparent huge pages setting) of this machine."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    except OSError:
+        out = ""
+    field = lambda name: (re.search(rf"^{name}:\s*(.+)$", out, re.M) or [None, "?"])[1].strip()
+    caches = ", ".join(f"{name} {field(name + ' cache')}" for name in ("L1d", "L2", "L3"))
+    nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+    try:
+        thp = re.search(r"\[(\w+)\]",
+                        open("/sys/kernel/mm/transparent_hugepage/enabled").read()).group(1)
+    except (OSError, AttributeError):
+        thp = "?"
+    return nproc, field("Model name"), caches, thp
+
+
 def conv_size(sizes):
     """The DeltaNet convolution's channels, as the model derives them from its head sizes."""
     return 2 * sizes["KeyHeads"] * sizes["KeyDim"] + sizes["ValueHeads"] * sizes["ValueDim"]
+
+
+def parse_sizes(items, defaults, keywords=()):
+    """NAME=VALUE items over `defaults` (an item in `keywords`, such as `small`, names the
+    defaults themselves); Conv follows the DeltaNet sizes unless it is given."""
+    sizes = dict(defaults)
+    given = set()
+    for item in items:
+        if item in keywords:
+            continue
+        name, sep, value = item.partition("=")
+        if not sep or not value.isdigit():
+            allowed = " or ".join([f"`{k}`" for k in keywords] + ["NAME=VALUE"])
+            sys.exit(f"sizes: `{item}` is not {allowed}")
+        if name not in defaults:
+            sys.exit(f"sizes: `{name}` is none of {', '.join(defaults)}")
+        sizes[name] = int(value)
+        given.add(name)
+    if "Conv" not in given:
+        sizes["Conv"] = conv_size(sizes)
+    return sizes
+
+
+def begin_run(args, defaults, steps, keywords=()):
+    """What every run begins with: linnet under --build, the sizes of args.sizes (MaxSeq must
+    hold the prompt and `steps`, a (name, count) of the tokens after it), the dtypes of --dtype
+    and the thread counts of --threads. Returns (linnet, sizes, dtypes, threads)."""
+    linnet = os.path.join(args.build, "bin", "linnet")
+    if not os.access(linnet, os.X_OK):
+        sys.exit(f"no linnet at {linnet}")
+    sizes = parse_sizes(args.sizes, defaults, keywords)
+    name, count = steps
+    if sizes["MaxSeq"] < args.prompt + count:
+        sys.exit(f"MaxSeq {sizes['MaxSeq']} < prompt {args.prompt} + {name} {count}")
+    dtypes = ["f32", "bf16"] if args.dtype == "both" else [args.dtype]
+    threads = [int(t) for t in args.threads.split(",")]
+    return linnet, sizes, dtypes, threads
 
 
 def checkpoint_tensors(checkpoint):

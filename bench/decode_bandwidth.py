@@ -44,12 +44,12 @@ import re
 import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-from benchlib import MODEL, NICE, TOP, checkpoint_tensors, conv_size, load_average, log, run
+from benchlib import (MODEL, NICE, TOP, checkpoint_tensors, load_average, log, machine, run,
+                      begin_run)
 
 
 # The binding names of bench/run_entries.py's SIZES.
@@ -128,37 +128,6 @@ int main(int argc, char **argv) {
 '''
 
 
-def parse_sizes(items):
-    """NAME=VALUE items over the default sizes; Conv follows the DeltaNet sizes unless given."""
-    sizes = dict(SIZES)
-    given = set()
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not value.isdigit():
-            sys.exit(f"`{item}` is not NAME=VALUE")
-        if name not in SIZES:
-            sys.exit(f"`{name}` is none of {', '.join(SIZES)}")
-        sizes[name] = int(value)
-        given.add(name)
-    if "Conv" not in given:
-        sizes["Conv"] = conv_size(sizes)
-    return sizes
-
-
-def machine():
-    """(nproc, CPU model, caches, transparent huge pages setting) of this machine."""
-    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    field = lambda name: (re.search(rf"^{name}:\s*(.+)$", out, re.M) or [None, "?"])[1].strip()
-    caches = ", ".join(f"{name} {field(name + ' cache')}" for name in ("L1d", "L2", "L3"))
-    nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-    try:
-        thp = re.search(r"\[(\w+)\]",
-                        open("/sys/kernel/mm/transparent_hugepage/enabled").read()).group(1)
-    except (OSError, AttributeError):
-        thp = "?"
-    return nproc, field("Model name"), caches, thp
-
-
 def checkpoint_bytes(checkpoint, sizes):
     """From the safetensors headers: (total bytes, active bytes per decoded token, a breakdown
     {part: (total, active)}). Expert tensors count TopK / Experts of their bytes, the embedding
@@ -232,14 +201,7 @@ def main() -> int:
     args = parser.parse_args()
 
     began = time.perf_counter()
-    linnet = os.path.join(args.build, "bin", "linnet")
-    if not os.access(linnet, os.X_OK):
-        sys.exit(f"no linnet at {linnet}")
-    sizes = parse_sizes(args.sizes)
-    if sizes["MaxSeq"] < args.prompt + args.generate:
-        sys.exit(f"MaxSeq {sizes['MaxSeq']} < prompt {args.prompt} + generate {args.generate}")
-    dtypes = ["f32", "bf16"] if args.dtype == "both" else [args.dtype]
-    threads = [int(t) for t in args.threads.split(",")]
+    linnet, sizes, dtypes, threads = begin_run(args, SIZES, ("generate", args.generate))
     load_before = load_average()
     started = time.strftime("%Y-%m-%d %H:%M")
 

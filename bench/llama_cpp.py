@@ -52,7 +52,8 @@ import tarfile
 import tempfile
 import time
 
-from benchlib import MODEL, NICE, TOP, checkpoint_tensors, conv_size, load_average, log, run
+from benchlib import (MODEL, NICE, TOP, checkpoint_tensors, load_average, log, machine,
+                      run, begin_run)
 
 GREEDY_SOURCE = os.path.join(TOP, "bench", "llama_cpp_greedy.cpp")
 DEBIAN_PYTHON = "/usr/bin/python3"
@@ -94,37 +95,12 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 '''
 
 
-def parse_sizes(items):
-    """`small` and NAME=VALUE items over the default sizes; Conv follows the DeltaNet sizes
-    unless it is given."""
-    sizes = dict(SMALL)
-    given = set()
-    for item in items:
-        if item == "small":
-            continue
-        name, sep, value = item.partition("=")
-        if not sep or not value.isdigit():
-            sys.exit(f"--sizes: `{item}` is neither `small` nor NAME=VALUE")
-        sizes[name] = int(value)
-        given.add(name)
-    if "Conv" not in given:
-        sizes["Conv"] = conv_size(sizes)
+def check_sizes(sizes):
+    """What llama.cpp's converter and model need of the sizes beyond linnet's."""
     if sizes["KeyDim"] != sizes["ValueDim"]:
         # src/models/qwen35moe.cpp takes both head sizes from one GGUF field (ssm.state_size).
         sys.exit(f"--sizes: llama.cpp's qwen35moe needs KeyDim == ValueDim (here {sizes['KeyDim']} "
                  f"and {sizes['ValueDim']})")
-    return sizes
-
-
-def machine():
-    model = "unknown"
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        model = re.search(r"Model name:\s*(.+)", out).group(1).strip()
-    except (OSError, AttributeError):
-        pass
-    nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-    return nproc, model
 
 
 def median(values):
@@ -412,14 +388,8 @@ def main() -> int:
     args = parser.parse_args()
 
     began = time.perf_counter()
-    linnet = os.path.join(args.build, "bin", "linnet")
-    if not os.access(linnet, os.X_OK):
-        sys.exit(f"no linnet at {linnet}")
-    sizes = parse_sizes(args.sizes)
-    if sizes["MaxSeq"] < args.prompt + args.decode:
-        sys.exit(f"MaxSeq {sizes['MaxSeq']} < prompt {args.prompt} + decode {args.decode}")
-    dtypes = ["f32", "bf16"] if args.dtype == "both" else [args.dtype]
-    threads = [int(t) for t in args.threads.split(",")]
+    linnet, sizes, dtypes, threads = begin_run(args, SMALL, ("decode", args.decode), ("small",))
+    check_sizes(sizes)
     load_before = load_average()
 
     name, llama = llama_source(args.cache)
@@ -484,7 +454,7 @@ def main() -> int:
             ours_logits = np.load(os.path.join(out, "call_0.npy")).reshape(-1)
             checks.append((dtype, t, theirs, ours, their_logits, ours_logits, reference))
 
-    nproc, cpu = machine()
+    nproc, cpu, _, _ = machine()
     print(f"machine: nproc {nproc}, CPU {cpu}; load average {load_before} at the start, "
           f"{load_average()} at the end; {time.strftime('%Y-%m-%d %H:%M')}")
     print(f"llama.cpp: {name} (vendor/llama.cpp), llama-bench; linnet: {linnet}, "
