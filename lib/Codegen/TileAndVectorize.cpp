@@ -3,11 +3,10 @@
 // Inside the dispatch regions, every op is tiled to its lowering
 // configuration's reduction and vector tiles and vectorized (a dynamic outer
 // dimension split into whole tiles and a remainder taken one at a time); then
-// the vector
-// code is cleaned up so that accumulators live in registers: masks move into
-// transfers, multiply + reduce becomes vector.contract, accumulators become
-// loop-carried values, and dot products along a contiguous k carry their
-// unreduced lanes.
+// the vector code is cleaned up so that accumulators live in registers: masks
+// move into transfers, multiply + reduce becomes vector.contract,
+// accumulators become loop-carried values, and dot products along a
+// contiguous k carry their unreduced lanes.
 //
 //===----------------------------------------------------------------------===//
 

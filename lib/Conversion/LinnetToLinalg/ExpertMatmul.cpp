@@ -32,6 +32,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -43,20 +44,6 @@ constexpr int64_t kGroupTileRows = 8;
 
 /// Slots per expert, on average, from which the grouped form pays.
 constexpr int64_t kGroupedSlotsPerExpert = 4;
-
-/// Whether the grouped form pays, where the sizes tell: R * K slots are at
-/// least kGroupedSlotsPerExpert per expert. None where a size is dynamic (a
-/// block function that both prefill and decode call): then the choice is
-/// made at run time.
-std::optional<bool> groupedByShape(RankedTensorType expertsType,
-                                   RankedTensorType weightType) {
-  int64_t rows = expertsType.getDimSize(0), slots = expertsType.getDimSize(1),
-          experts = weightType.getDimSize(0);
-  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(slots) ||
-      ShapedType::isDynamic(experts))
-    return std::nullopt;
-  return rows * slots >= kGroupedSlotsPerExpert * experts;
-}
 
 /// A new i32 tensor of `sizes` filled with `value`.
 Value createFilledI32(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
@@ -124,6 +111,13 @@ std::pair<Value, Value> readExpert(OpBuilder &b, Location loc, Value experts,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, id, zero),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id, numExperts));
   return {valid, arith::SelectOp::create(b, loc, valid, id, zero)};
+}
+
+/// `value` where `present`, else zero of `elementType`.
+Value zeroUnless(OpBuilder &b, Location loc, Value present, Value value,
+                 Type elementType) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType));
+  return arith::SelectOp::create(b, loc, present, value, zero);
 }
 
 /// Where slot p of the flattened [R, K] choices is, and its expert: `expert`
@@ -254,11 +248,8 @@ Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o) {
               at.push_back(arith::RemUIOp::create(nb, nloc, slot, slots));
             at.push_back(i);
             Value value = tensor::ExtractOp::create(nb, nloc, input, at);
-            Value none = arith::ConstantOp::create(nb, nloc,
-                                                   nb.getZeroAttr(elementType));
-            linalg::YieldOp::create(nb, nloc,
-                                    ValueRange{arith::SelectOp::create(
-                                        nb, nloc, present, value, none)});
+            linalg::YieldOp::create(
+                nb, nloc, zeroUnless(nb, nloc, present, value, elementType));
           })
           .getResult(0);
 
@@ -313,11 +304,8 @@ Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o) {
                Value o = linalg::IndexOp::create(nb, nloc, 2);
                Value value = tensor::ExtractOp::create(nb, nloc, sortedResults,
                                                        ValueRange{at, o});
-               Value none = arith::ConstantOp::create(
-                   nb, nloc, nb.getZeroAttr(elementType));
-               linalg::YieldOp::create(nb, nloc,
-                                       ValueRange{arith::SelectOp::create(
-                                           nb, nloc, present, value, none)});
+               linalg::YieldOp::create(
+                   nb, nloc, zeroUnless(nb, nloc, present, value, elementType));
              })
       .getResult(0);
 }
@@ -392,42 +380,39 @@ struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
     Operands operands(rewriter, op);
     Location loc = op.getLoc();
     Type resultType = op.getResult().getType();
-    std::optional<bool> grouped =
-        groupedByShape(cast<RankedTensorType>(operands.experts.getType()),
-                       operands.weightType);
+    auto lower = [&](OpBuilder &b, Location l, bool grouped) {
+      Value result =
+          grouped ? lowerGrouped(b, l, operands) : lowerPerSlot(b, l, operands);
+      return castIfNeeded(b, l, result, resultType);
+    };
+    // The grouped form pays from kGroupedSlotsPerExpert slots per expert:
+    // decided here where the sizes are static, at run time where they are
+    // not (a block function that both prefill and decode call).
+    auto index = [&](OpFoldResult size) {
+      return getValueOrCreateConstantIndexOp(rewriter, loc, size);
+    };
+    Value count = rewriter.createOrFold<arith::MulIOp>(
+        loc, index(operands.expertSizes[0]), index(operands.expertSizes[1]));
+    Value threshold = rewriter.createOrFold<arith::MulIOp>(
+        loc, index(operands.weightSizes[0]),
+        arith::ConstantIndexOp::create(rewriter, loc, kGroupedSlotsPerExpert));
+    Value many = rewriter.createOrFold<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::uge, count, threshold);
     Value result;
-    if (grouped) {
-      result = *grouped ? lowerGrouped(rewriter, loc, operands)
-                        : lowerPerSlot(rewriter, loc, operands);
+    if (std::optional<int64_t> known = getConstantIntValue(many)) {
+      result = lower(rewriter, loc, *known != 0);
     } else {
-      auto index = [&](OpFoldResult size) {
-        return getValueOrCreateConstantIndexOp(rewriter, loc, size);
-      };
-      Value count =
-          arith::MulIOp::create(rewriter, loc, index(operands.expertSizes[0]),
-                                index(operands.expertSizes[1]));
-      Value threshold =
-          arith::MulIOp::create(rewriter, loc, index(operands.weightSizes[0]),
-                                arith::ConstantIndexOp::create(
-                                    rewriter, loc, kGroupedSlotsPerExpert));
-      Value many = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::uge, count, threshold);
       auto choice = scf::IfOp::create(
           rewriter, loc, many,
           [&](OpBuilder &b, Location l) {
-            scf::YieldOp::create(
-                b, l,
-                castIfNeeded(b, l, lowerGrouped(b, l, operands), resultType));
+            scf::YieldOp::create(b, l, lower(b, l, true));
           },
           [&](OpBuilder &b, Location l) {
-            scf::YieldOp::create(
-                b, l,
-                castIfNeeded(b, l, lowerPerSlot(b, l, operands), resultType));
+            scf::YieldOp::create(b, l, lower(b, l, false));
           });
       result = choice.getResult(0);
     }
-    rewriter.replaceOp(op, castIfNeeded(rewriter, op.getLoc(), result,
-                                        op.getResult().getType()));
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

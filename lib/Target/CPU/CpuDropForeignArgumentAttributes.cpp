@@ -24,8 +24,16 @@ using namespace mlir;
 
 namespace {
 
-bool isForeign(NamedAttribute attribute) {
-  return !attribute.getName().getValue().starts_with("llvm.");
+/// `attributes` without the foreign ones, or none if there are none to drop.
+std::optional<SmallVector<NamedAttribute>>
+withoutForeign(ArrayRef<NamedAttribute> attributes) {
+  SmallVector<NamedAttribute> kept;
+  llvm::copy_if(attributes, std::back_inserter(kept), [](NamedAttribute a) {
+    return a.getName().getValue().starts_with("llvm.");
+  });
+  if (kept.size() == attributes.size())
+    return std::nullopt;
+  return kept;
 }
 
 struct DropForeignArgumentAttributesPass
@@ -34,20 +42,12 @@ struct DropForeignArgumentAttributesPass
   void runOnOperation() override {
     getOperation().walk([](LLVM::LLVMFuncOp func) {
       auto function = cast<FunctionOpInterface>(func.getOperation());
-      for (unsigned i = 0; i < function.getNumArguments(); ++i) {
-        SmallVector<NamedAttribute> kept;
-        llvm::copy_if(function.getArgAttrs(i), std::back_inserter(kept),
-                      [](NamedAttribute a) { return !isForeign(a); });
-        if (kept.size() != function.getArgAttrs(i).size())
-          function.setArgAttrs(i, kept);
-      }
-      for (unsigned i = 0; i < function.getNumResults(); ++i) {
-        SmallVector<NamedAttribute> kept;
-        llvm::copy_if(function.getResultAttrs(i), std::back_inserter(kept),
-                      [](NamedAttribute a) { return !isForeign(a); });
-        if (kept.size() != function.getResultAttrs(i).size())
-          function.setResultAttrs(i, kept);
-      }
+      for (unsigned i = 0; i < function.getNumArguments(); ++i)
+        if (auto kept = withoutForeign(function.getArgAttrs(i)))
+          function.setArgAttrs(i, *kept);
+      for (unsigned i = 0; i < function.getNumResults(); ++i)
+        if (auto kept = withoutForeign(function.getResultAttrs(i)))
+          function.setResultAttrs(i, *kept);
     });
   }
 };
