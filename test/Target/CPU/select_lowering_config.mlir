@@ -9,6 +9,16 @@
 // elements; one too small for two such tiles (a decode's row) gets none. A
 // pinned configuration is kept.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cpu-select-lowering-config))" | FileCheck %s
+// The dot products' register tile is an option of the pass (rows, columns,
+// lanes) and of the whole pipeline, which hands it on:
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cpu-select-lowering-config{dot-product-register-tile=2,8,32}))" | FileCheck %s --check-prefix=TILE
+// RUN: linnet-opt %s --linnet-cpu-pipeline="stop-after=linalg dot-product-register-tile=2,8,32" | FileCheck %s --check-prefix=PIPELINE
+// TILE-LABEL: func.func @linear(
+// TILE: vector = [2, 8, 32]
+// TILE-LABEL: func.func @linear_one_row
+// TILE: vector = [1, 1, 32]
+// PIPELINE-LABEL: func.func @linear(
+// PIPELINE: vector.fma {{.*}} : vector<2x8x32xf32>
 
 // CHECK-LABEL: func.func @matmul
 // CHECK: linalg.matmul {linnet.lowering_config = #linnet.lowering_config<thread = [64, 256, 0], reduction = [0, 0, 256], vector = [8, 16, 1]>}
