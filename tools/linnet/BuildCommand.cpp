@@ -180,21 +180,13 @@ int linnet::driver::runBuild(const char *argv0) {
   std::string llvmLibraries = LINNET_LLVM_LIBRARY_DIR;
   std::string rpath =
       "-Wl,-rpath," + llvm::sys::path::parent_path(*openmp).str();
-  std::vector<std::string> args = {
-      *linker,
-      "-O2",
-      std::string(table),
-      library,
-      llvmLibraries + "/libLLVMSupport.a",
-      llvmLibraries + "/libLLVMDemangle.a",
-      "-fopenmp=libomp",
-      "-L" + llvm::sys::path::parent_path(*openmp).str(),
-      rpath,
-      "-lm",
-      "-lpthread",
-      "-o",
-      buildOutput};
-  args.insert(args.begin() + 3, objects->begin(), objects->end());
+  std::vector<std::string> args = {*linker, "-O2", std::string(table)};
+  args.insert(args.end(), objects->begin(), objects->end());
+  args.insert(args.end(),
+              {library, llvmLibraries + "/libLLVMSupport.a",
+               llvmLibraries + "/libLLVMDemangle.a", "-fopenmp=libomp",
+               "-L" + llvm::sys::path::parent_path(*openmp).str(), rpath, "-lm",
+               "-lpthread", "-o", buildOutput});
   // LLVM's x86 backend calls __truncsfbf2 for bf16 vector code on CPUs
   // without AVX512-BF16, and Debian 12's libgcc lacks it: compiler-rt's
   // builtins (linked statically) provide it; libgcc stays the unwinder.
