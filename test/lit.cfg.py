@@ -34,3 +34,19 @@ if config.linnet_sanitized:
         ["abort_on_error=1", "detect_leaks=1", log])
     config.environment["UBSAN_OPTIONS"] = ":".join(
         ["print_stacktrace=1", "halt_on_error=1", "abort_on_error=1", log])
+
+# `avx512bf16`: this CPU multiplies pairs of bf16 values in one instruction,
+# so the tests of the code that uses it (bf16-dot-products) can run it.
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+if "avx512_bf16" in cpu_flags():
+    config.available_features.add("avx512bf16")

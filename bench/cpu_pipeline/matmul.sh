@@ -74,7 +74,7 @@ MLIR
 
 ours() {  # M K N TYPE THREADS REPS LAYOUT -> GFLOP/s
   module "$1" "$2" "$3" "$4" "$6" "$7" > "$work/m.mlir"
-  "$opt" "$work/m.mlir" --linnet-cpu-pipeline > "$work/m.ll.mlir"
+  "$opt" "$work/m.mlir" --linnet-cpu-pipeline="$pipeline" > "$work/m.ll.mlir"
   local dt
   dt=$(OMP_NUM_THREADS=$5 "$llvm/bin/mlir-runner" "$work/m.ll.mlir" -e main \
        -entry-point-result=void -O3 -shared-libs="$libs" | tail -n 1)
@@ -99,6 +99,13 @@ print(f"{2 * m * k * n * reps / (time.perf_counter() - t0) / 1e9:.1f}")
 PY
 }
 
+# As `linnet run` compiles for this machine: bf16 dot products where the CPU
+# has AVX512-BF16. BENCH_PIPELINE overrides the pipeline's options.
+pipeline="${BENCH_PIPELINE-}"
+if [ -z "${BENCH_PIPELINE+set}" ] && grep -qw avx512_bf16 /proc/cpuinfo; then
+  pipeline="bf16-dot-products=true"
+fi
+echo "pipeline options: ${pipeline:-(defaults)}"
 printf "%-22s %-6s %-5s %7s %8s %8s %6s\n" shape layout type threads linnet numpy ratio
 # Shapes are "M K N repetitions"; each list can be narrowed from the
 # environment for a quick look, e.g. BENCH_TYPES=f32 BENCH_THREADS=1.

@@ -158,9 +158,11 @@ int linnet::driver::runBuild(const char *argv0) {
     entries = manifest.entries;
     return true;
   };
+  CpuPipelineOptions cpuOptions;
+  cpuOptions.bf16DotProducts = cpuHasBf16DotProducts(buildCpu);
   CompiledModel compiled;
   if (!compileModel(session, buildBindings, entries, LoweringStage::LLVM,
-                    compiled, describe))
+                    cpuOptions, compiled, describe))
     return 1;
 
   llvm::SmallString<256> table(workDir);

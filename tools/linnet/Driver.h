@@ -18,6 +18,7 @@
 #include "linnet/Sema/BodyChecker.h"
 #include "linnet/Sema/ModelParameters.h"
 #include "linnet/Sema/Program.h"
+#include "linnet/Target/CPU/CpuPipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -79,14 +80,15 @@ struct CompiledModel {
 
 /// Checks the bodies of `session`'s program, binds it (`bindArgs` as for
 /// `--bind`), proves its obligations, generates `entries` and lowers them to
-/// `stage`. Reports every problem; false then.
+/// `stage`, below linalg with the CPU pipeline's `cpuOptions`. Reports every
+/// problem; false then.
 /// `beforeGeneration`, when given, runs once the model is bound, before the
 /// (slow) generation and lowering: where a command checks its inputs (and
 /// may still change `entries`, which is read after it).
 bool compileModel(
     DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
     const std::vector<std::string> &entries, LoweringStage stage,
-    CompiledModel &compiled,
+    const CpuPipelineOptions &cpuOptions, CompiledModel &compiled,
     llvm::function_ref<bool(const BoundModel &)> beforeGeneration = nullptr);
 
 /// `linnet: error: message [Id]` for problems that have no source location

@@ -67,8 +67,11 @@ int linnet::driver::runEmit(const char *argv0) {
                        "config.json` or `--bind Name=Value` for each generic");
   // No --entry: every entry of the model.
   std::vector<std::string> entries(emitEntries.begin(), emitEntries.end());
+  // Code for any CPU of the default level (no instruction set extension the
+  // stage's text would depend on).
   CompiledModel compiled;
-  if (!compileModel(session, emitBindings, entries, emitStage, compiled))
+  if (!compileModel(session, emitBindings, entries, emitStage,
+                    CpuPipelineOptions(), compiled))
     return 1;
   mlir::OpPrintingFlags flags;
   if (emitDebugInfo)

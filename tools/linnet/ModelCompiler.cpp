@@ -22,7 +22,7 @@ using namespace linnet::driver;
 bool linnet::driver::compileModel(
     DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
     const std::vector<std::string> &entries, LoweringStage stage,
-    CompiledModel &compiled,
+    const CpuPipelineOptions &cpuOptions, CompiledModel &compiled,
     llvm::function_ref<bool(const BoundModel &)> beforeGeneration) {
   DiagnosticEngine &diags = session.diags;
   compiled.checked = checkBodies(session.program, diags);
@@ -55,7 +55,7 @@ bool linnet::driver::compileModel(
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (stage != LoweringStage::Linalg)
-    buildCpuPipeline(pm, CpuPipelineOptions(),
+    buildCpuPipeline(pm, cpuOptions,
                      stage == LoweringStage::Loops ? CpuStage::Loops
                                                    : CpuStage::LLVM);
   // MLIR's own diagnostics (a pass failing) go to standard error with

@@ -141,9 +141,12 @@ int linnet::driver::runRun(const char *argv0) {
     entries = run->entries();
     return true;
   };
+  // The JIT compiles for this machine's CPU.
+  CpuPipelineOptions cpuOptions;
+  cpuOptions.bf16DotProducts = cpuHasBf16DotProducts("native");
   CompiledModel compiled;
-  if (!compileModel(session, bindArgs, entries, LoweringStage::LLVM, compiled,
-                    prepare))
+  if (!compileModel(session, bindArgs, entries, LoweringStage::LLVM, cpuOptions,
+                    compiled, prepare))
     return 1;
   double compileSeconds = secondsSince(start) - run->loadSeconds();
 

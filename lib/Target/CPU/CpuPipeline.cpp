@@ -53,12 +53,17 @@ void addLinalgStage(OpPassManager &pm, const CpuPipelineOptions &options) {
                                        options.dotProductRegisterTile.end());
   tiling.contractionReductionTile = options.contractionReductionTile;
   tiling.vectorLength = options.vectorLength;
+  tiling.bf16DotProducts = options.bf16DotProducts;
   funcPm.addPass(createLinnetCpuSelectLoweringConfig(tiling));
   funcPm.addPass(createLinnetCodegenFormDispatchRegions());
   LinnetCodegenTileAndVectorizeOptions vectors;
   vectors.vectorize = options.vectorize;
   funcPm.addPass(createLinnetCodegenTileAndVectorize(vectors));
   addCleanup(funcPm);
+  if (options.bf16DotProducts) {
+    funcPm.addPass(createLinnetCpuUseBf16DotProducts());
+    addCleanup(funcPm);
+  }
 }
 
 /// Bufferization, OpenMP loops, 1-D vectors, bf16 without runtime calls.
@@ -112,6 +117,7 @@ void addLLVMStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   // Vectors first: lowering them materializes masks with arith ops.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true;
+  vectorToLLVM.x86Vector = options.bf16DotProducts;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -148,6 +154,11 @@ struct CpuPipelineCliOptions
       *this, "vector-length",
       llvm::cl::desc("Vector length along the innermost dimension"),
       llvm::cl::init(32)};
+  Option<bool> bf16DotProducts{
+      *this, "bf16-dot-products",
+      llvm::cl::desc("Multiply and add pairs of bf16 lanes in one "
+                     "instruction (needs AVX512-BF16)"),
+      llvm::cl::init(false)};
   Option<bool> runtimeAllocation{
       *this, "runtime-allocation",
       llvm::cl::desc("Allocate through the runtime's checked functions "
@@ -185,6 +196,7 @@ void registerCpuPipelines() {
         options.vectorize = cli.vectorize;
         options.runtimeAllocation = cli.runtimeAllocation;
         options.vectorLength = cli.vectorLength;
+        options.bf16DotProducts = cli.bf16DotProducts;
         if (cli.dotProductRegisterTile.size() == 3)
           options.dotProductRegisterTile.assign(
               cli.dotProductRegisterTile.begin(),

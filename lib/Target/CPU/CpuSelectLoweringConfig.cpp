@@ -67,6 +67,13 @@ bool readsAlongReduction(linalg::LinalgOp op,
   return true;
 }
 
+/// Whether every input of `op` holds bf16 elements.
+bool hasBf16Inputs(linalg::LinalgOp op) {
+  return llvm::all_of(op.getDpsInputOperands(), [](OpOperand *input) {
+    return getElementTypeOrSelf(input->get().getType()).isBF16();
+  });
+}
+
 CpuTileSizes
 computeTileSizes(linalg::LinalgOp op,
                  const linnet::LinnetCpuSelectLoweringConfigOptions &o) {
@@ -105,6 +112,10 @@ computeTileSizes(linalg::LinalgOp op,
     int64_t rows = singleRow ? 1 : o.dotProductRegisterTile[0];
     int64_t columns = singleRow ? 1 : o.dotProductRegisterTile[1];
     int64_t lanes = singleRow ? o.vectorLength : o.dotProductRegisterTile[2];
+    // Paired bf16 dot products halve the f32 accumulators: twice the lanes
+    // keep their number.
+    if (o.bf16DotProducts && hasBf16Inputs(op))
+      lanes *= 2;
     sizes.vector[k] = clampToRange(lanes, ranges[k]);
     if (!dims->m.empty()) {
       unsigned m = dims->m.back();
@@ -195,6 +206,7 @@ struct CpuSelectLoweringConfigPass
                                            contractionRegisterTile.end());
     options.contractionReductionTile = contractionReductionTile;
     options.vectorLength = vectorLength;
+    options.bf16DotProducts = bf16DotProducts;
     if (options.contractionThreadTile.size() != 2)
       options.contractionThreadTile = {64, 256};
     if (options.contractionRegisterTile.size() != 2)

@@ -114,6 +114,26 @@ llvm::Error checkObjectCpu(llvm::StringRef cpu) {
   return llvm::Error::success();
 }
 
+bool cpuHasBf16DotProducts(llvm::StringRef cpu) {
+  constexpr llvm::StringLiteral feature = "avx512bf16";
+  if (cpu == "native") {
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    auto found = host.find(feature);
+    return found != host.end() && found->second;
+  }
+  initializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, cpu, ""));
+  return subtarget && subtarget->isCPUStringValid(cpu) &&
+         subtarget->checkFeatures(("+" + feature).str());
+}
+
 /// Generates one object file of `module` (optimized) for `cpu`.
 static llvm::Error emitObject(llvm::Module &module, const llvm::Target &target,
                               llvm::StringRef cpu, llvm::StringRef path) {

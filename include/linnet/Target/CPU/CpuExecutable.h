@@ -133,6 +133,12 @@ llvm::Expected<std::string> findOpenMPRuntime();
 /// Whether `cpu` names a CPU that object files can be generated for.
 llvm::Error checkObjectCpu(llvm::StringRef cpu);
 
+/// Whether `cpu` (an LLVM CPU name, or `native`: this machine's CPU with the
+/// features it reports, which is what the JIT compiles for) multiplies and
+/// adds pairs of bf16 values in one instruction (AVX512-BF16), the
+/// CpuPipelineOptions::bf16DotProducts the code for it can use.
+bool cpuHasBf16DotProducts(llvm::StringRef cpu);
+
 /// Writes `module` (at CpuStage::LLVM), optimized at O3, as `parts`
 /// position-independent object files `model.<i>.o` in `directory` for `cpu`
 /// (a generic x86-64 level by default, so the files run on any machine of

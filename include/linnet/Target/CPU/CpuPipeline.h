@@ -60,6 +60,11 @@ struct CpuPipelineOptions {
   /// Vector length (elements) along the innermost dimension of elementwise
   /// operations and reductions.
   int64_t vectorLength = 32;
+  /// The CPU multiplies and adds pairs of bf16 lanes into f32 in one
+  /// instruction (AVX512-BF16's `vdpbf16ps`): dot products of bf16 operands
+  /// use it instead of widening both to f32 (cpuHasBf16DotProducts says
+  /// whether a CPU has it).
+  bool bf16DotProducts = false;
   /// Allocate buffers through the runtime's `_mlir_memref_to_llvm_alloc`
   /// (and `_aligned_alloc`, `_free`) instead of `malloc`, so that a failed
   /// allocation is an error the runtime reports (RuntimeCalls.h)

@@ -26,7 +26,10 @@ def LinnetCpuSelectLoweringConfig
     k, `dot-product-register-tile` (rows, columns, lanes) outputs at once
     (one output with `vector-length` lanes for a single row); any other op gets `vector-length` lanes
     along its innermost loop and splits its outermost non-unit parallel loop
-    into about 16 thread tiles. A configuration already present is kept.
+    into about 16 thread tiles. With `bf16-dot-products` a dot product
+    whose operands are both bf16 has twice the lanes along k, so that after
+    linnet-cpu-use-bf16-dot-products its f32 accumulators have the width
+    they would have had. A configuration already present is kept.
   }];
   let options = [
     ListOption<"contractionThreadTile", "contraction-thread-tile", "int64_t",
@@ -40,9 +43,32 @@ def LinnetCpuSelectLoweringConfig
            "256", "Block of a contraction's reduction dimensions">,
     Option<"vectorLength", "vector-length", "int64_t", "32",
            "Vector length along the innermost dimension of other operations">,
+    Option<"bf16DotProducts", "bf16-dot-products", "bool", "false",
+           "The target multiplies and adds pairs of bf16 lanes in one "
+           "instruction (linnet-cpu-use-bf16-dot-products): dot products of "
+           "bf16 operands get twice the lanes along k">,
   ];
   let dependentDialects = [
     "mlir::linalg::LinalgDialect", "::linnet::LinnetDialect"
+  ];
+}
+
+def LinnetCpuUseBf16DotProducts
+    : Pass<"linnet-cpu-use-bf16-dot-products", "mlir::func::FuncOp"> {
+  let summary = "Multiply and add pairs of bf16 lanes in one instruction "
+                "(AVX512-BF16) in dot products along k";
+  let description = [{
+    Runs on the vectorized tiles, before bufferization, for a CPU with
+    AVX512-BF16. A reduction loop that carries f32 lanes updated by
+    `vector.fma(arith.extf(a), arith.extf(b), acc)` with bf16 `a` and `b`
+    of shape [..., L] (carryUnreducedLanes makes them), starting at zero
+    and only summed along the lanes after the loop, carries [..., L / 2]
+    lanes instead, each updated by `x86vector.avx512.dot` of a pair of bf16
+    lanes of `a` and `b` (`vdpbf16ps`: no widening, twice the products per
+    instruction). L is 8, 16 or a multiple of 32.
+  }];
+  let dependentDialects = [
+    "mlir::vector::VectorDialect", "mlir::x86vector::X86VectorDialect"
   ];
 }
 
