@@ -458,6 +458,10 @@ bool Generator::generateEntry(const FnDecl &entry, mlir::ModuleOp module) {
     unsigned index = unsigned(parameters.size() + i);
     const ModelParameter &state = states[i];
     func.setArgAttr(index, "linnet.state", builder.getStringAttr(state.path));
+    // The result that is the state's new value says which state it is: the
+    // CPU pipeline writes it into the argument's buffer and drops it.
+    func.setResultAttr(unsigned(i + 1), "linnet.state",
+                       builder.getStringAttr(state.path));
     current.stateIndex[state.path] = unsigned(i);
     current.stateDecls.push_back(&state);
     current.statePaths.push_back(state.path);

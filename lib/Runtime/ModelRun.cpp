@@ -3,9 +3,9 @@
 // The three modes of `linnet run` (and of a built binary) over one calling
 // convention: every entry takes the weights (listParameters order), for a
 // stateful entry every state (listStates order), then its own arguments as
-// memrefs, and returns the logits (and the new states). The descriptors are
-// built here in MLIR's C-interface layout and packed one pointer per
-// parameter; who compiled the code does not matter.
+// memrefs, updates the states in their buffers and returns the logits. The
+// descriptors are built here in MLIR's C-interface layout and packed one
+// pointer per parameter; who compiled the code does not matter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -427,12 +427,10 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
     break;
   }
 
+  // Entries update the state buffers they are given in place and return
+  // the logits only (linnet-codegen-drop-in-place-results).
   std::vector<Descriptor> results = {
       Descriptor::forResult(call.entry == EntryKind::Forward ? 3 : 2)};
-  if (stateful)
-    for (StateBuffer &state : session->states())
-      results.push_back(
-          Descriptor::forResult(unsigned(state.state.shape.size())));
   llvm::StringRef name = entryName(call.entry);
   if (llvm::Error error = invoke(packed, name, results, args)) {
     freeResults(results, args);
@@ -449,29 +447,6 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
   for (size_t i = 0; i < logits.size(); ++i)
     logits[i] = elementToFloat(base, logitElement, int64_t(i));
   llvm::Error problem = checkFinite(shape, logits);
-  for (size_t i = 0; stateful && i < session->states().size(); ++i) {
-    const Descriptor &stateResult = results[i + 1];
-    const StateBuffer &state = session->states()[i];
-    int64_t stride = 1;
-    bool contiguous = stateResult.sizes() == llvm::ArrayRef(state.state.shape);
-    for (int64_t d = int64_t(stateResult.rank) - 1; contiguous && d >= 0; --d) {
-      contiguous = stateResult.strides()[size_t(d)] == stride ||
-                   stateResult.sizes()[size_t(d)] == 1;
-      stride *= stateResult.sizes()[size_t(d)];
-    }
-    if (!contiguous) {
-      if (!problem)
-        problem =
-            fail(ErrorId::StateUnsupported,
-                 "`" + name + "` returned state `" + state.state.path +
-                     "` in a layout the runtime does not read (a compiler "
-                     "bug)");
-      continue;
-    }
-    session->storeState(i, static_cast<const char *>(stateResult.data()) +
-                               stateResult.offset() *
-                                   elementTypeBytes(state.state.element));
-  }
   freeResults(results, args);
   if (problem)
     return problem;

@@ -548,12 +548,6 @@ Session::create(const SessionSizes &sizes, std::vector<ModelParameter> states) {
   return session;
 }
 
-void Session::storeState(size_t index, const void *data) {
-  StateBuffer &buffer = buffers[index];
-  if (data != buffer.data)
-    std::memmove(buffer.data, data, buffer.bytes);
-}
-
 void Session::reset(int64_t slot) {
   for (StateBuffer &buffer : buffers) {
     uint64_t rowBytes = buffer.bytes / uint64_t(sizes().batch);

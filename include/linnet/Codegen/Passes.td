@@ -9,6 +9,8 @@
 //   <target>-select-lowering-config      tile sizes per op (target policy)
 //   linnet-codegen-form-dispatch-regions one scf.forall per root, producers in it
 //   linnet-codegen-tile-and-vectorize    register tiles, vectors, accumulators
+//   linnet-codegen-drop-in-place-results after bufferization: states stay in
+//                                        the buffers their callers passed
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +79,28 @@ def LinnetCodegenTileAndVectorize
     "mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect", "mlir::vector::VectorDialect"
   ];
+}
+
+def LinnetCodegenDropInPlaceResults
+    : Pass<"linnet-codegen-drop-in-place-results", "mlir::ModuleOp"> {
+  let summary = "Drop results that are their function's own arguments, "
+                "updated in place, and write an entry's states into theirs";
+  let description = [{
+    Runs after bufferization, before the deallocation pipeline. A block
+    function that writes a state (a KV cache, a recurrent state) returns the
+    buffer it was given; the deallocation pipeline would copy such a result
+    on every call, since the callee does not own it (a whole cache per
+    token). Each such result of a private function (also through
+    `memref.cast`) is dropped and its callers use the argument they passed;
+    repeated until nothing changes, so that a chain of callees passing a
+    state up loses it at every level. A public function's result marked
+    `linnet.state = "path"` (an entry's new state, as IR generation marks
+    it) is copied into the argument marked with the same path unless it is
+    that buffer already, and dropped: entries update the state buffers they
+    are given and return their other results only (the runtime's calling
+    convention). Other results of public functions stay.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
 #endif // LINNET_CODEGEN_PASSES

@@ -123,7 +123,7 @@ struct StateBuffer {
 /// Every state of one bound model, zero-initialised, with each row's count.
 /// The entries are called by the code that owns the compiled model: it
 /// checks a call here first, passes `states()` (in listStates order) to the
-/// entry, stores the states it returns (storeState) and then calls finish.
+/// entry, which updates them in place, and then calls finish.
 class Session {
 public:
   ~Session();
@@ -144,9 +144,6 @@ public:
 
   /// Checks `call` before it runs (RowCounts::check).
   llvm::Error check(const EntryCall &call) const { return rows.check(call); }
-  /// Replaces state `index` by `bytes` at `data` (the entry's result), unless
-  /// that is already its buffer (updated in place).
-  void storeState(size_t index, const void *data);
   /// Records that `call` ran: its rows' counts advance.
   void finish(const EntryCall &call) { rows.advance(call); }
 

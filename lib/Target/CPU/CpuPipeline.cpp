@@ -77,6 +77,7 @@ void addLoopsStage(OpPassManager &pm, const CpuPipelineOptions &options) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   addCleanup(pm.nest<func::FuncOp>());
+  pm.addPass(createLinnetCodegenDropInPlaceResults());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
