@@ -4,8 +4,8 @@
 // (linnet-cpu-use-bf16-dot-products), which must give what widening both to
 // f32 gives: static rows with masked edges (37 rows, 29 columns, k = 70 not
 // a multiple of the 32 lanes, so the last k block reads zero padding),
-// dynamic rows (split at a multiple of 4, the rest one row at a time) and a
-// single row. Numeric, both ways, against numpy.
+// dynamic rows (split at a multiple of 4, the rest one row at a time), a
+// single dynamic row and a static one (64 lanes, two dot products each). Numeric, both ways, against numpy.
 // REQUIRES: avx512bf16
 // RUN: linnet-opt %s --linnet-cpu-pipeline="stop-after=linalg bf16-dot-products=true" | FileCheck %s --check-prefix=PAIRED
 // RUN: linnet-opt %s --linnet-cpu-pipeline="bf16-dot-products=true" | %mlir_runner | %refpython %S/Inputs/check_cpu.py matmul_transposed_bf16 | FileCheck %s
@@ -54,6 +54,28 @@ func.func @linear_dynamic(%x: tensor<?x70xbf16>, %w: tensor<29x70xbf16>) -> tens
     linalg.yield %s : f32
   } -> tensor<?x29xf32>
   return %r : tensor<?x29xf32>
+}
+
+// A static single row: one output at a time with 64 lanes along k, two dot
+// products of 32 bf16 lanes each.
+// PAIRED-LABEL: func.func @linear_row
+// PAIRED: scf.for {{.*}} -> (vector<1x1x32xf32>)
+// PAIRED-COUNT-2: x86vector.avx512.dot
+// PAIRED-NOT: vector.fma
+// PAIRED: return
+func.func @linear_row(%x: tensor<1x70xbf16>, %w: tensor<29x70xbf16>) -> tensor<1x29xf32> attributes {llvm.emit_c_interface} {
+  %zero = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<1x29xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%o : tensor<1x29xf32>) -> tensor<1x29xf32>
+  %r = linalg.generic {indexing_maps = [#x, #tr, #out], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<1x70xbf16>, tensor<29x70xbf16>) outs(%c : tensor<1x29xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x29xf32>
+  return %r : tensor<1x29xf32>
 }
 
 // value(i, j) = ((7 i + j + seed) mod 11 - 5) / 4, as in Inputs/check_cpu.py.
@@ -121,5 +143,9 @@ func.func @main() {
   %r1 = call @linear_dynamic(%rowd, %bs) : (tensor<?x70xbf16>, tensor<29x70xbf16>) -> tensor<?x29xf32>
   %u1 = tensor.cast %r1 : tensor<?x29xf32> to tensor<*xf32>
   call @printMemrefF32(%u1) : (tensor<*xf32>) -> ()
+  %rows = tensor.cast %row : tensor<1x70xbf16> to tensor<1x70xbf16>
+  %r2 = call @linear_row(%rows, %bs) : (tensor<1x70xbf16>, tensor<29x70xbf16>) -> tensor<1x29xf32>
+  %u2 = tensor.cast %r2 : tensor<1x29xf32> to tensor<*xf32>
+  call @printMemrefF32(%u2) : (tensor<*xf32>) -> ()
   return
 }

@@ -58,7 +58,7 @@ def references(case):
         # Multiples of 1/4 are exact in bf16; every partial sum of their
         # products is exact in f32, in any order and any pairing of lanes.
         full = a @ w.T
-        return [full, full, full[:1]], 0.0, "exact: every partial sum is representable"
+        return [full, full, full[:1], full[:1]], 0.0, "exact: every partial sum is representable"
     if case == "dot_product_lanes":
         a, w = pattern(3, 256, 0), pattern(512, 256, 3)
         # Multiples of 1/16 below 2^10 in every partial sum: exact in any order.
