@@ -91,8 +91,9 @@ void addLoopsStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   pm.addPass(createConvertSCFToOpenMPPass(openmp));
   pm.nest<func::FuncOp>().addPass(createLinnetCpuSerializeSingleTileRegions());
 
-  // bf16 arithmetic in f32, each result rounded back to bf16, and the
-  // rounding done with integer ops: no call to __truncsfbf2 remains.
+  // bf16 arithmetic in f32, rounded back to bf16 where a result is stored
+  // (not between the operations of one kernel), and the rounding done with
+  // integer ops: no call to __truncsfbf2 remains.
   OpPassManager &floatPm = pm.nest<func::FuncOp>();
   math::MathExtendToSupportedTypesOptions mathTypes;
   floatPm.addPass(math::createMathExtendToSupportedTypes(mathTypes));
@@ -100,6 +101,7 @@ void addLoopsStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   emulate.sourceTypeStrs = {"bf16"};
   emulate.targetTypeStr = "f32";
   floatPm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  floatPm.addPass(createLinnetCpuKeepF32InKernels());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   floatPm.addPass(arith::createArithExpandOpsPass(expand));

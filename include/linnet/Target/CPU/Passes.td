@@ -72,6 +72,20 @@ def LinnetCpuUseBf16DotProducts
   ];
 }
 
+def LinnetCpuKeepF32InKernels
+    : Pass<"linnet-cpu-keep-f32-in-kernels", "mlir::func::FuncOp"> {
+  let summary = "Read a bf16 result that is widened again as the f32 value "
+                "it was rounded from";
+  let description = [{
+    Runs after arith-emulate-unsupported-floats, which computes each bf16
+    operation in f32 and rounds its result back to bf16. Where that result
+    is widened again right away, `arith.extf(arith.truncf(x))` with `x` f32,
+    the pair is replaced by `x`: a kernel keeps f32 between the operations
+    it fuses, and bf16 rounding happens only where a value is stored.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def LinnetCpuSerializeSingleTileRegions
     : Pass<"linnet-cpu-serialize-single-tile-regions", "mlir::func::FuncOp"> {
   let summary = "Run a parallel region whose loop has one iteration on the "
