@@ -690,6 +690,10 @@ Generator::outlinedCall(const BlockDecl &block, const FnDecl &fn,
       unsigned index = unsigned(current.parameterDecls.size() + i);
       func.setArgAttr(index, "linnet.state",
                       builder.getStringAttr(current.statePaths[i]));
+      // The state's new value, after the function's own results.
+      func.setResultAttr(unsigned(results.size() - stateCount + i),
+                         "linnet.state",
+                         builder.getStringAttr(current.statePaths[i]));
       current.stateValues.push_back(GenValue::ofTensor(
           entryBlock->getArgument(index), dims, state.element));
     }

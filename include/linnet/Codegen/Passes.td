@@ -6,6 +6,8 @@
 // be tested alone with configurations pinned in its input:
 //
 //   linnet-codegen-prepare               fuse, make contractions named ops
+//   linnet-codegen-write-states-in-place new states computed into their own
+//                                        arguments
 //   <target>-select-lowering-config      tile sizes per op (target policy)
 //   linnet-codegen-form-dispatch-regions one scf.forall per root, producers in it
 //   linnet-codegen-tile-and-vectorize    register tiles, vectors, accumulators
@@ -79,6 +81,22 @@ def LinnetCodegenTileAndVectorize
     "mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect", "mlir::vector::VectorDialect"
   ];
+}
+
+def LinnetCodegenWriteStatesInPlace
+    : Pass<"linnet-codegen-write-states-in-place", "mlir::func::FuncOp"> {
+  let summary = "Compute a function's new states into the states' own "
+                "arguments";
+  let description = [{
+    Runs after linnet-codegen-prepare. A result marked `linnet.state =
+    "path"` (IR generation marks every state result) computed by a linalg op
+    whose destination is a `tensor.empty` that its body does not read (as
+    elementwise fusion leaves a state update written in destination-passing
+    style) gets the argument marked with the same path as its destination
+    instead, so that bufferization can update the state's buffer in place
+    rather than compute a new one to be copied back on every call.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
 def LinnetCodegenDropInPlaceResults
