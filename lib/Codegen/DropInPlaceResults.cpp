@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Codegen/Passes.h"
+#include "linnet/Codegen/StateArguments.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
@@ -55,26 +56,20 @@ DenseMap<unsigned, unsigned> resultsThatAreArguments(func::FuncOp func,
   return found;
 }
 
-constexpr llvm::StringLiteral kStateAttrName = "linnet.state";
-
 /// An entry's results marked `linnet.state`, each written into the argument
 /// of the same state (a copy unless it is already that buffer) and dropped.
 void writeStatesIntoArguments(func::FuncOp func, RewriterBase &rewriter) {
   func::ReturnOp ret = uniqueReturn(func);
   if (!ret)
     return;
-  llvm::StringMap<BlockArgument> stateArguments;
-  for (BlockArgument argument : func.getArguments())
-    if (auto path = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
-                                                      kStateAttrName))
-      stateArguments[path.getValue()] = argument;
+  llvm::StringMap<BlockArgument> states =
+      linnet::codegen::stateArgumentsByPath(func);
   llvm::BitVector dropped(func.getNumResults());
   SmallVector<Value> kept;
   rewriter.setInsertionPoint(ret);
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-    auto path = func.getResultAttrOfType<StringAttr>(index, kStateAttrName);
-    auto argument =
-        path ? stateArguments.lookup(path.getValue()) : BlockArgument();
+    BlockArgument argument =
+        linnet::codegen::stateArgumentOfResult(func, index, states);
     if (!argument || argument.getType() != value.getType()) {
       kept.push_back(value);
       continue;

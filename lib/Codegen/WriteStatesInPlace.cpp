@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Codegen/Passes.h"
+#include "linnet/Codegen/StateArguments.h"
 
 namespace linnet {
 #define GEN_PASS_DEF_LINNETCODEGENWRITESTATESINPLACE
@@ -23,8 +24,6 @@ namespace linnet {
 using namespace mlir;
 
 namespace {
-
-constexpr llvm::StringLiteral kStateAttrName = "linnet.state";
 
 /// Makes the destination of the linalg op computing `value` be `state`,
 /// where the op does not read that destination.
@@ -51,17 +50,13 @@ struct WriteStatesInPlacePass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    llvm::StringMap<BlockArgument> states;
-    for (BlockArgument argument : func.getArguments())
-      if (auto path = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
-                                                        kStateAttrName))
-        states[path.getValue()] = argument;
+    llvm::StringMap<BlockArgument> states =
+        linnet::codegen::stateArgumentsByPath(func);
     func.walk([&](func::ReturnOp ret) {
       for (auto [index, value] : llvm::enumerate(ret.getOperands()))
-        if (auto path =
-                func.getResultAttrOfType<StringAttr>(index, kStateAttrName))
-          if (BlockArgument state = states.lookup(path.getValue()))
-            computeInto(value, state);
+        if (BlockArgument state =
+                linnet::codegen::stateArgumentOfResult(func, index, states))
+          computeInto(value, state);
     });
   }
 };
