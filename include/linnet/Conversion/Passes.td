@@ -17,10 +17,17 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     `linalg.generic` with parallel iterators over the independent dimensions
     (ready for tiling, vectorization and OpenMP), `linalg.fill`,
     `tensor.empty`/`extract_slice`/`insert_slice`/`concat`, gathers through
-    `tensor.extract` inside generic bodies, and one `scf.for` for the
-    sequential scan of `linnet.delta_rule`. Afterwards no linnet operation is
-    left; the pass fails if one cannot be lowered.
+    `tensor.extract` inside generic bodies, one `scf.for` for the sequential
+    scan of `linnet.delta_rule`, and one over blocks of
+    `attention-key-block` keys for `linnet.attention` (flash-style: an
+    online softmax that rescales the earlier blocks' sums, so its scores
+    take a block of keys per query instead of the whole cache). Afterwards
+    no linnet operation is left; the pass fails if one cannot be lowered.
   }];
+  let options = [
+    Option<"attentionKeyBlock", "attention-key-block", "int64_t", "256",
+           "Keys per block of attention's online softmax">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",

@@ -89,18 +89,9 @@ Value attendedKeyCount(OpBuilder &b, Location loc, Value offset,
                                 getValueOrCreateConstantIndexOp(b, loc, keys));
 }
 
-/// The first `count` positions of a `[B, Hk, L, X]` key or value tensor.
-Value leadingPositions(OpBuilder &b, Location loc, Value tensor, Value count) {
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, tensor);
-  sizes[2] = count;
-  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-  return tensor::ExtractSliceOp::create(
-      b, loc, tensor, SmallVector<OpFoldResult>(4, zero), sizes,
-      SmallVector<OpFoldResult>(4, one));
-}
-
 struct AttentionLowering : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  AttentionLowering(MLIRContext *context, int64_t keyBlock)
+      : OpRewritePattern(context), keyBlock(keyBlock) {}
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -132,119 +123,210 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
         expandQueryHeads(rewriter, loc, op.getQuery(), keyHeads, group);
     Value keyCount = attendedKeyCount(rewriter, loc, offset, querySizes[0],
                                       querySizes[2], keySizes[2]);
-    key = leadingPositions(rewriter, loc, key, keyCount);
-    value = leadingPositions(rewriter, loc, value, keyCount);
-    keySizes[2] = keyCount;
-    valueSizes[2] = keyCount;
 
     // Loop dimensions: b h g s, then l (keys) or e (value dims), then d.
     enum { B, H, G, S, L, D };
-    SmallVector<OpFoldResult> scoreSizes = {querySizes[0], keyHeads, group,
-                                            querySizes[2], keySizes[2]};
-    SmallVector<OpFoldResult> rowSizes(scoreSizes.begin(),
-                                       scoreSizes.end() - 1);
+    enum { E = 4, LV = 5 };
+    SmallVector<OpFoldResult> rowSizes = {querySizes[0], keyHeads, group,
+                                          querySizes[2]};
+    SmallVector<OpFoldResult> outSizes = {querySizes[0], keyHeads, group,
+                                          querySizes[2], valueSizes[3]};
     auto map = [&](unsigned numLoops, ArrayRef<unsigned> dims) {
       return projection(context, numLoops, dims);
     };
-
-    // scores[b,h,g,s,l] = sum_d q[b,h,g,s,d] * k[b,h,l,d]
-    Value scores =
-        createContraction(rewriter, loc, query, key, scoreSizes,
-                          {map(6, {B, H, G, S, D}), map(6, {B, H, L, D}),
-                           map(6, {B, H, G, S, L})},
-                          5);
-
-    // masked = allowed ? scale * scores : -inf, with allowed meaning
-    // l <= offset[b] + s and l < lengths[b].
     double negInf = -std::numeric_limits<double>::infinity();
-    SmallVector<Value> maskInputs = {scores, offset};
-    SmallVector<AffineMap> maskMaps = {map(5, {B, H, G, S, L}), map(5, {B})};
-    if (lengths) {
-      maskInputs.push_back(lengths);
-      maskMaps.push_back(map(5, {B}));
-    }
-    maskMaps.push_back(map(5, {B, H, G, S, L}));
-    Value masked =
-        createGeneric(
-            rewriter, loc, maskInputs,
-            createEmpty(rewriter, loc, scoreSizes, f32), maskMaps, iterators(5),
-            [&](OpBuilder &b, Location nloc, ValueRange args) {
-              Value s = linalg::IndexOp::create(b, nloc, S);
-              Value l = linalg::IndexOp::create(b, nloc, L);
-              Value last =
-                  arith::AddIOp::create(b, nloc, toIndex(b, nloc, args[1]), s);
-              Value allowed = arith::CmpIOp::create(
-                  b, nloc, arith::CmpIPredicate::sle, l, last);
-              if (lengths) {
-                Value inRow =
-                    arith::CmpIOp::create(b, nloc, arith::CmpIPredicate::slt, l,
-                                          toIndex(b, nloc, args[2]));
-                allowed = arith::AndIOp::create(b, nloc, allowed, inRow);
-              }
-              Value scaled = arith::MulFOp::create(b, nloc, args[0], scale);
-              Value result = arith::SelectOp::create(
-                  b, nloc, allowed, scaled, createFloat(b, nloc, f32, negInf));
-              linalg::YieldOp::create(b, nloc, result);
-            })
-            .getResult(0);
+    auto rowMaps = [&](unsigned count) {
+      return SmallVector<AffineMap>(count, map(4, {B, H, G, S}));
+    };
 
-    // rowMax[b,h,g,s] = max_l masked
-    Value rowMax =
-        createGeneric(
-            rewriter, loc, masked,
-            createFilled(rewriter, loc, rowSizes, f32, negInf),
-            {map(5, {B, H, G, S, L}), map(5, {B, H, G, S})}, iterators(4, 1),
-            [&](OpBuilder &b, Location nloc, ValueRange args) {
-              linalg::YieldOp::create(b, nloc,
-                                      ValueRange{arith::MaximumFOp::create(
-                                          b, nloc, args[0], args[1])});
-            })
-            .getResult(0);
+    // The keys in blocks of `keyBlock`, the softmax kept online: each block
+    // rescales what the earlier ones summed by exp(oldMax - newMax).
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value step = arith::ConstantIndexOp::create(rewriter, loc, keyBlock);
+    Value initialMax = createFilled(rewriter, loc, rowSizes, f32, negInf);
+    Value initialSum = createFilled(rewriter, loc, rowSizes, f32, 0.0);
+    Value initialAcc = createFilled(rewriter, loc, outSizes, f32, 0.0);
+    auto blocks = scf::ForOp::create(
+        rewriter, loc, zero, keyCount, step,
+        ValueRange{initialMax, initialSum, initialAcc},
+        [&](OpBuilder &b, Location nloc, Value first, ValueRange carried) {
+          Value oldMax = carried[0], oldSum = carried[1], oldAcc = carried[2];
+          Value count = arith::MinSIOp::create(
+              b, nloc, step, arith::SubIOp::create(b, nloc, keyCount, first));
+          auto block = [&](Value tensor) {
+            SmallVector<OpFoldResult> sizes = getSizes(b, nloc, tensor);
+            sizes[2] = count;
+            SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+            offsets[2] = first;
+            return tensor::ExtractSliceOp::create(
+                b, nloc, tensor, offsets, sizes,
+                SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+          };
+          Value keys = block(key), values = block(value);
+          SmallVector<OpFoldResult> scoreSizes = rowSizes;
+          scoreSizes.push_back(count);
 
-    // weights = masked == -inf ? 0 : exp(masked - rowMax); a row without an
-    // allowed key thus gets only zero weights instead of NaN.
-    Value weights =
-        createGeneric(rewriter, loc, ValueRange{masked, rowMax},
-                      createEmpty(rewriter, loc, scoreSizes, f32),
-                      {map(5, {B, H, G, S, L}), map(5, {B, H, G, S}),
-                       map(5, {B, H, G, S, L})},
-                      iterators(5),
-                      [&](OpBuilder &b, Location nloc, ValueRange args) {
-                        Value isMasked = arith::CmpFOp::create(
-                            b, nloc, arith::CmpFPredicate::OEQ, args[0],
-                            createFloat(b, nloc, f32, negInf));
-                        Value shifted =
-                            arith::SubFOp::create(b, nloc, args[0], args[1]);
-                        Value weight = arith::SelectOp::create(
-                            b, nloc, isMasked, createFloat(b, nloc, f32, 0.0),
-                            math::ExpOp::create(b, nloc, shifted));
-                        linalg::YieldOp::create(b, nloc, weight);
-                      })
-            .getResult(0);
+          // scores[b,h,g,s,l] = sum_d q[b,h,g,s,d] * k[b,h,first + l,d]
+          Value scores =
+              createContraction(b, nloc, query, keys, scoreSizes,
+                                {map(6, {B, H, G, S, D}), map(6, {B, H, L, D}),
+                                 map(6, {B, H, G, S, L})},
+                                5);
 
-    // rowSum[b,h,g,s] = sum_l weights
-    Value rowSum =
-        createGeneric(
-            rewriter, loc, weights,
-            createFilled(rewriter, loc, rowSizes, f32, 0.0),
-            {map(5, {B, H, G, S, L}), map(5, {B, H, G, S})}, iterators(4, 1),
-            [&](OpBuilder &b, Location nloc, ValueRange args) {
-              linalg::YieldOp::create(
-                  b, nloc,
-                  ValueRange{arith::AddFOp::create(b, nloc, args[1], args[0])});
-            })
-            .getResult(0);
+          // masked = allowed ? scale * scores : -inf, with allowed meaning
+          // first + l <= offset[b] + s and first + l < lengths[b].
+          SmallVector<Value> maskInputs = {scores, offset};
+          SmallVector<AffineMap> maskMaps = {map(5, {B, H, G, S, L}),
+                                             map(5, {B})};
+          if (lengths) {
+            maskInputs.push_back(lengths);
+            maskMaps.push_back(map(5, {B}));
+          }
+          maskMaps.push_back(map(5, {B, H, G, S, L}));
+          Value masked =
+              createGeneric(
+                  b, nloc, maskInputs, createEmpty(b, nloc, scoreSizes, f32),
+                  maskMaps, iterators(5),
+                  [&](OpBuilder &nb, Location bloc, ValueRange args) {
+                    Value s = linalg::IndexOp::create(nb, bloc, S);
+                    Value l = arith::AddIOp::create(
+                        nb, bloc, first, linalg::IndexOp::create(nb, bloc, L));
+                    Value last = arith::AddIOp::create(
+                        nb, bloc, toIndex(nb, bloc, args[1]), s);
+                    Value allowed = arith::CmpIOp::create(
+                        nb, bloc, arith::CmpIPredicate::sle, l, last);
+                    if (lengths) {
+                      Value inRow = arith::CmpIOp::create(
+                          nb, bloc, arith::CmpIPredicate::slt, l,
+                          toIndex(nb, bloc, args[2]));
+                      allowed = arith::AndIOp::create(nb, bloc, allowed, inRow);
+                    }
+                    Value scaled =
+                        arith::MulFOp::create(nb, bloc, args[0], scale);
+                    linalg::YieldOp::create(
+                        nb, bloc,
+                        ValueRange{arith::SelectOp::create(
+                            nb, bloc, allowed, scaled,
+                            createFloat(nb, bloc, f32, negInf))});
+                  })
+                  .getResult(0);
 
-    // acc[b,h,g,s,e] = sum_l weights[b,h,g,s,l] * v[b,h,l,e]; loop 4 is e,
-    // loop 5 is l.
-    enum { E = 4, LV = 5 };
-    SmallVector<OpFoldResult> outSizes = {querySizes[0], keyHeads, group,
-                                          querySizes[2], valueSizes[3]};
-    Value acc =
-        createContraction(rewriter, loc, weights, value, outSizes,
-                          {map(6, {B, H, G, S, LV}), map(6, {B, H, LV, E}),
-                           map(6, {B, H, G, S, E})},
-                          5);
+          // blockMax[b,h,g,s] = max_l masked
+          Value blockMax =
+              createGeneric(b, nloc, masked,
+                            createFilled(b, nloc, rowSizes, f32, negInf),
+                            {map(5, {B, H, G, S, L}), map(5, {B, H, G, S})},
+                            iterators(4, 1),
+                            [&](OpBuilder &nb, Location bloc, ValueRange args) {
+                              linalg::YieldOp::create(
+                                  nb, bloc,
+                                  ValueRange{arith::MaximumFOp::create(
+                                      nb, bloc, args[0], args[1])});
+                            })
+                  .getResult(0);
+
+          // exp(x - max), 0 where x is -inf: a row without an allowed key
+          // so far gets zero weights, not NaN.
+          auto expOrZero = [&](OpBuilder &nb, Location bloc, Value x,
+                               Value max) -> Value {
+            Value isMasked =
+                arith::CmpFOp::create(nb, bloc, arith::CmpFPredicate::OEQ, x,
+                                      createFloat(nb, bloc, f32, negInf));
+            return arith::SelectOp::create(
+                nb, bloc, isMasked, createFloat(nb, bloc, f32, 0.0),
+                math::ExpOp::create(nb, bloc,
+                                    arith::SubFOp::create(nb, bloc, x, max)));
+          };
+          // rescale = exp(oldMax - newMax) with newMax = max(oldMax,
+          // blockMax), read before newMax replaces oldMax in place (each
+          // carried value is updated in its own buffer).
+          Value rescale =
+              createGeneric(
+                  b, nloc, ValueRange{oldMax, blockMax},
+                  createEmpty(b, nloc, rowSizes, f32), rowMaps(3), iterators(4),
+                  [&](OpBuilder &nb, Location bloc, ValueRange args) {
+                    Value max =
+                        arith::MaximumFOp::create(nb, bloc, args[0], args[1]);
+                    linalg::YieldOp::create(
+                        nb, bloc,
+                        ValueRange{expOrZero(nb, bloc, args[0], max)});
+                  })
+                  .getResult(0);
+          Value newMax =
+              createGeneric(b, nloc, ValueRange{blockMax}, oldMax, rowMaps(2),
+                            iterators(4),
+                            [&](OpBuilder &nb, Location bloc, ValueRange args) {
+                              linalg::YieldOp::create(
+                                  nb, bloc,
+                                  ValueRange{arith::MaximumFOp::create(
+                                      nb, bloc, args[1], args[0])});
+                            })
+                  .getResult(0);
+
+          // weights = exp(masked - newMax), 0 where masked
+          Value weights =
+              createGeneric(
+                  b, nloc, ValueRange{masked, newMax},
+                  createEmpty(b, nloc, scoreSizes, f32),
+                  {map(5, {B, H, G, S, L}), map(5, {B, H, G, S}),
+                   map(5, {B, H, G, S, L})},
+                  iterators(5),
+                  [&](OpBuilder &nb, Location bloc, ValueRange args) {
+                    linalg::YieldOp::create(
+                        nb, bloc,
+                        ValueRange{expOrZero(nb, bloc, args[0], args[1])});
+                  })
+                  .getResult(0);
+
+          // newSum = oldSum * rescale + sum_l weights, in oldSum's buffer
+          Value blockSum =
+              createGeneric(
+                  b, nloc, weights, createFilled(b, nloc, rowSizes, f32, 0.0),
+                  {map(5, {B, H, G, S, L}), map(5, {B, H, G, S})},
+                  iterators(4, 1),
+                  [&](OpBuilder &nb, Location bloc, ValueRange args) {
+                    linalg::YieldOp::create(nb, bloc,
+                                            ValueRange{arith::AddFOp::create(
+                                                nb, bloc, args[1], args[0])});
+                  })
+                  .getResult(0);
+          Value newSum =
+              createGeneric(
+                  b, nloc, ValueRange{rescale, blockSum}, oldSum, rowMaps(3),
+                  iterators(4),
+                  [&](OpBuilder &nb, Location bloc, ValueRange args) {
+                    Value kept =
+                        arith::MulFOp::create(nb, bloc, args[2], args[0]);
+                    linalg::YieldOp::create(nb, bloc,
+                                            ValueRange{arith::AddFOp::create(
+                                                nb, bloc, kept, args[1])});
+                  })
+                  .getResult(0);
+
+          // newAcc = oldAcc * rescale + sum_l weights * v[b,h,first + l,e],
+          // in oldAcc's buffer
+          Value blockAcc = createContraction(b, nloc, weights, values, outSizes,
+                                             {map(6, {B, H, G, S, LV}),
+                                              map(6, {B, H, LV, E}),
+                                              map(6, {B, H, G, S, E})},
+                                             5);
+          Value newAcc =
+              createGeneric(
+                  b, nloc, ValueRange{rescale, blockAcc}, oldAcc,
+                  {map(5, {B, H, G, S}), map(5, {B, H, G, S, E}),
+                   map(5, {B, H, G, S, E})},
+                  iterators(5),
+                  [&](OpBuilder &nb, Location bloc, ValueRange args) {
+                    Value kept =
+                        arith::MulFOp::create(nb, bloc, args[2], args[0]);
+                    linalg::YieldOp::create(nb, bloc,
+                                            ValueRange{arith::AddFOp::create(
+                                                nb, bloc, kept, args[1])});
+                  })
+                  .getResult(0);
+          scf::YieldOp::create(b, nloc, ValueRange{newMax, newSum, newAcc});
+        });
+    Value rowSum = blocks.getResult(1), acc = blocks.getResult(2);
 
     // out = rowSum > 0 ? round(acc / rowSum) : 0
     Value normalized =
@@ -272,12 +354,15 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
     rewriter.replaceOp(op, castIfNeeded(rewriter, loc, collapsed, resultType));
     return success();
   }
+
+private:
+  int64_t keyBlock;
 };
 
 } // namespace
 
-void populateAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<AttentionLowering>(patterns.getContext());
+void populateAttentionPatterns(RewritePatternSet &patterns, int64_t keyBlock) {
+  patterns.add<AttentionLowering>(patterns.getContext(), keyBlock);
 }
 
 } // namespace linnet::lowering

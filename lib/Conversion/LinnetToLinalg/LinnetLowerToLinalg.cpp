@@ -26,8 +26,9 @@ namespace linnet {
 
 using namespace mlir;
 
-void linnet::populateLinnetToLinalgPatterns(RewritePatternSet &patterns) {
-  lowering::populateAttentionPatterns(patterns);
+void linnet::populateLinnetToLinalgPatterns(RewritePatternSet &patterns,
+                                            int64_t attentionKeyBlock) {
+  lowering::populateAttentionPatterns(patterns, attentionKeyBlock);
   lowering::populateDeltaRulePatterns(patterns);
   lowering::populateCausalConvPatterns(patterns);
   lowering::populateExpertMatmulPatterns(patterns);
@@ -37,13 +38,19 @@ void linnet::populateLinnetToLinalgPatterns(RewritePatternSet &patterns) {
 namespace {
 struct LinnetLowerToLinalgPass
     : linnet::impl::LinnetLowerToLinalgBase<LinnetLowerToLinalgPass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    if (attentionKeyBlock < 1) {
+      getOperation()->emitError("attention-key-block must be at least 1");
+      return signalPassFailure();
+    }
     MLIRContext *context = &getContext();
     ConversionTarget target(*context);
     target.addIllegalDialect<linnet::LinnetDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(context);
-    linnet::populateLinnetToLinalgPatterns(patterns);
+    linnet::populateLinnetToLinalgPatterns(patterns, attentionKeyBlock);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -80,7 +80,9 @@ Value createContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
                         llvm::ArrayRef<mlir::AffineMap> maps,
                         unsigned parallel);
 
-void populateAttentionPatterns(mlir::RewritePatternSet &patterns);
+/// Attention over the keys in blocks of `keyBlock`, with an online softmax.
+void populateAttentionPatterns(mlir::RewritePatternSet &patterns,
+                               int64_t keyBlock);
 void populateDeltaRulePatterns(mlir::RewritePatternSet &patterns);
 void populateCausalConvPatterns(mlir::RewritePatternSet &patterns);
 void populateExpertMatmulPatterns(mlir::RewritePatternSet &patterns);

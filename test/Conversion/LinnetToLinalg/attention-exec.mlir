@@ -7,6 +7,18 @@
 // RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg \
 // RUN:   | mlir-opt %lower-to-llvm-openmp | %run-main-openmp \
 // RUN:   | %refpython %S/Inputs/attention.py | FileCheck %s
+// The online softmax over several key blocks (2 keys each: the 5 keys in
+// three blocks, the last one short; 1 key each), where every block rescales
+// what the earlier ones summed, and a row's first blocks may have no allowed
+// key at all:
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="attention-key-block=2" \
+// RUN:   | mlir-opt %lower-to-llvm | %run-main \
+// RUN:   | %refpython %S/Inputs/attention.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="attention-key-block=1" \
+// RUN:   | mlir-opt %lower-to-llvm-openmp | %run-main-openmp \
+// RUN:   | %refpython %S/Inputs/attention.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir | not linnet-opt --linnet-lower-to-linalg="attention-key-block=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// BLOCK: error: attention-key-block must be at least 1
 //
 // Tolerance: 1e-5 absolute plus 1e-4 relative. Inputs are rebuilt from sin()
 // in f32 here and in f64 by numpy (about 1e-7 apart); printMemrefF32 prints

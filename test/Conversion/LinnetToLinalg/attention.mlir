@@ -1,15 +1,18 @@
-// linnet.attention becomes a chain of linalg.generic ops over the query heads
-// viewed as [Hk, G]: scores, mask, row max, exp, row sum, weighted sum and a
-// normalizing round to the element type. Only the keys and values some query
-// can attend to are read: the first min(L, max_b offset[b] + S) positions.
-// RUN: linnet-opt %s --linnet-lower-to-linalg | FileCheck %s
+// linnet.attention becomes a loop over blocks of keys (attention-key-block,
+// default 256; 2 here, so 5 keys take three blocks) with an online softmax:
+// each block's scores, mask, block max, the rescaling exp(oldMax - newMax) of
+// what the earlier blocks summed, exp weights, block sum and weighted sum,
+// over the query heads viewed as [Hk, G]; the carried max, sum and
+// accumulator are updated in their own tensors. After the loop, a normalizing
+// round to the element type. Only the keys and values some query can attend
+// to are read: the first min(L, max_b offset[b] + S) positions.
+// RUN: linnet-opt %s --linnet-lower-to-linalg="attention-key-block=2" | FileCheck %s
 
 // CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
 // CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
 // CHECK-DAG: #[[SCORES:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
 // CHECK-DAG: #[[ID5:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0)>
-// CHECK-DAG: #[[REDUCED:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[V:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>
 
 // CHECK-LABEL: func.func @attention
@@ -25,22 +28,33 @@ func.func @attention(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
   // CHECK: arith.maxsi
   // CHECK: %[[END:.*]] = arith.addi %[[LARGEST]], %c3
   // CHECK: %[[COUNT:.*]] = arith.minsi %{{.*}}, %c5
-  // CHECK: %[[KEYS:.*]] = tensor.extract_slice %[[KEY]][0, 0, 0, 0] [2, 2, %[[COUNT]], 8] [1, 1, 1, 1] : tensor<2x2x5x8xbf16> to tensor<2x2x?x8xbf16>
-  // CHECK: %[[VALUES:.*]] = tensor.extract_slice %[[VALUE]][0, 0, 0, 0] [2, 2, %[[COUNT]], 6] [1, 1, 1, 1] : tensor<2x2x5x6xbf16> to tensor<2x2x?x6xbf16>
+  // CHECK: %[[BLOCKS:.*]]:3 = scf.for %[[FIRST:.*]] = %{{.*}} to %[[COUNT]] step %[[STEP:.*]] iter_args(%[[OLDMAX:.*]] = %{{.*}}, %[[OLDSUM:.*]] = %{{.*}}, %[[OLDACC:.*]] = %{{.*}}) -> (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>, tensor<2x2x2x3x6xf32>)
+  // CHECK: %[[LEFT:.*]] = arith.subi %[[COUNT]], %[[FIRST]]
+  // CHECK: %[[N:.*]] = arith.minsi %[[STEP]], %[[LEFT]]
+  // CHECK: %[[KEYS:.*]] = tensor.extract_slice %[[KEY]][0, 0, %[[FIRST]], 0] [2, 2, %[[N]], 8] [1, 1, 1, 1] : tensor<2x2x5x8xbf16> to tensor<2x2x?x8xbf16>
+  // CHECK: %[[VALUES:.*]] = tensor.extract_slice %[[VALUE]][0, 0, %[[FIRST]], 0] [2, 2, %[[N]], 6] [1, 1, 1, 1] : tensor<2x2x5x6xbf16> to tensor<2x2x?x6xbf16>
   // CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[Q]], #[[K]], #[[SCORES]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
   // CHECK-SAME: ins(%[[GROUPED]], %[[KEYS]] : {{.*}}) outs({{.*}} : tensor<2x2x2x3x?xf32>)
   // CHECK: arith.extf
   // CHECK: %[[MASKED:.*]] = linalg.generic {indexing_maps = [#[[ID5]], #[[ROW]], #[[ROW]], #[[ID5]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
   // CHECK-SAME: ins(%[[S]], %[[OFFSET]], %[[LENGTHS]]
+  // CHECK: linalg.index 4
+  // CHECK: arith.addi %[[FIRST]]
   // CHECK: arith.mulf %{{.*}}, %[[SCALE]]
-  // CHECK: %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%[[MASKED]]
+  // CHECK: %[[BLOCKMAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%[[MASKED]]
   // CHECK: arith.maximumf
-  // CHECK: %[[WEIGHTS:.*]] = linalg.generic {{.*}} ins(%[[MASKED]], %[[MAX]]
+  // CHECK: %[[RESCALE:.*]] = linalg.generic {{.*}} ins(%[[OLDMAX]], %[[BLOCKMAX]] :
   // CHECK: math.exp
-  // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[WEIGHTS]] :
-  // CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[Q]], #[[V]], #[[SCORES]]]
+  // CHECK: %[[NEWMAX:.*]] = linalg.generic {{.*}} ins(%[[BLOCKMAX]] : {{.*}}) outs(%[[OLDMAX]] :
+  // CHECK: %[[WEIGHTS:.*]] = linalg.generic {{.*}} ins(%[[MASKED]], %[[NEWMAX]]
+  // CHECK: math.exp
+  // CHECK: %[[BLOCKSUM:.*]] = linalg.generic {{.*}} ins(%[[WEIGHTS]] :
+  // CHECK: %[[NEWSUM:.*]] = linalg.generic {{.*}} ins(%[[RESCALE]], %[[BLOCKSUM]] : {{.*}}) outs(%[[OLDSUM]] :
+  // CHECK: %[[BLOCKACC:.*]] = linalg.generic {indexing_maps = [#[[Q]], #[[V]], #[[SCORES]]]
   // CHECK-SAME: ins(%[[WEIGHTS]], %[[VALUES]] :
-  // CHECK: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[ACC]], %[[SUM]] : {{.*}}) outs(%{{.*}} : tensor<2x2x2x3x6xbf16>)
+  // CHECK: %[[NEWACC:.*]] = linalg.generic {{.*}} ins(%[[RESCALE]], %[[BLOCKACC]] : {{.*}}) outs(%[[OLDACC]] :
+  // CHECK: scf.yield %[[NEWMAX]], %[[NEWSUM]], %[[NEWACC]]
+  // CHECK: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[BLOCKS]]#2, %[[BLOCKS]]#1 : {{.*}}) outs(%{{.*}} : tensor<2x2x2x3x6xbf16>)
   // CHECK: arith.divf
   // CHECK: arith.truncf %{{.*}} : f32 to bf16
   // CHECK: %[[RESULT:.*]] = tensor.collapse_shape %[[OUT]] {{\[}}[0], [1, 2], [3], [4]] : tensor<2x2x2x3x6xbf16> into tensor<2x4x3x6xbf16>

@@ -10,11 +10,16 @@
 
 #include "mlir/IR/PatternMatch.h"
 
+#include <cstdint>
+
 namespace linnet {
 
 /// Adds one rewrite pattern per linnet operation; each replaces its operation
-/// by upstream operations on tensors.
-void populateLinnetToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// by upstream operations on tensors. Attention reads the keys in blocks of
+/// `attentionKeyBlock` (its scores take that many keys of memory per query,
+/// not the whole cache).
+void populateLinnetToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                    int64_t attentionKeyBlock = 256);
 
 } // namespace linnet
 
