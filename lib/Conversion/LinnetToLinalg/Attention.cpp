@@ -290,18 +290,24 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                                                 nb, bloc, args[1], args[0])});
                   })
                   .getResult(0);
-          Value newSum =
-              createGeneric(
-                  b, nloc, ValueRange{rescale, blockSum}, oldSum, rowMaps(3),
-                  iterators(4),
-                  [&](OpBuilder &nb, Location bloc, ValueRange args) {
-                    Value kept =
-                        arith::MulFOp::create(nb, bloc, args[2], args[0]);
-                    linalg::YieldOp::create(nb, bloc,
-                                            ValueRange{arith::AddFOp::create(
-                                                nb, bloc, kept, args[1])});
-                  })
-                  .getResult(0);
+          // old * rescale + block, written into old's own tensor; rescale
+          // has the row loops, block and old all `loops`.
+          auto rescaledSum = [&](Value old, Value block, unsigned loops) {
+            AffineMap all = b.getMultiDimIdentityMap(loops);
+            return createGeneric(
+                       b, nloc, ValueRange{rescale, block}, old,
+                       {map(loops, {B, H, G, S}), all, all}, iterators(loops),
+                       [&](OpBuilder &nb, Location bloc, ValueRange args) {
+                         Value kept =
+                             arith::MulFOp::create(nb, bloc, args[2], args[0]);
+                         linalg::YieldOp::create(
+                             nb, bloc,
+                             ValueRange{arith::AddFOp::create(nb, bloc, kept,
+                                                              args[1])});
+                       })
+                .getResult(0);
+          };
+          Value newSum = rescaledSum(oldSum, blockSum, 4);
 
           // newAcc = oldAcc * rescale + sum_l weights * v[b,h,first + l,e],
           // in oldAcc's buffer
@@ -310,20 +316,7 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                                               map(6, {B, H, LV, E}),
                                               map(6, {B, H, G, S, E})},
                                              5);
-          Value newAcc =
-              createGeneric(
-                  b, nloc, ValueRange{rescale, blockAcc}, oldAcc,
-                  {map(5, {B, H, G, S}), map(5, {B, H, G, S, E}),
-                   map(5, {B, H, G, S, E})},
-                  iterators(5),
-                  [&](OpBuilder &nb, Location bloc, ValueRange args) {
-                    Value kept =
-                        arith::MulFOp::create(nb, bloc, args[2], args[0]);
-                    linalg::YieldOp::create(nb, bloc,
-                                            ValueRange{arith::AddFOp::create(
-                                                nb, bloc, kept, args[1])});
-                  })
-                  .getResult(0);
+          Value newAcc = rescaledSum(oldAcc, blockAcc, 5);
           scf::YieldOp::create(b, nloc, ValueRange{newMax, newSum, newAcc});
         });
     Value rowSum = blocks.getResult(1), acc = blocks.getResult(2);
