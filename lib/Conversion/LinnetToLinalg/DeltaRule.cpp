@@ -3,13 +3,17 @@
 // The gated delta rule is a sequential scan over time, so it becomes one
 // scf.for over S whose iteration arguments are the state [B, N, K, V] and the
 // output [B, S, N, V]. Each step works on all rows and heads at once with
-// linalg.generic ops that are parallel over b, n and the state dims:
+// linalg.generic ops that are parallel over b, n and the state dims, and
+// reads the state twice and writes it once (the decayed state is never
+// stored; the output is taken from what the first pass read):
 //
-//   decayed[b,n,k,v] = active(b) ? state * exp(g[b,n]) : state
-//   kv[b,n,v]        = sum_k decayed[b,n,k,v] * key[b,n,k]
-//   state'[b,n,k,v]  = active(b) ? decayed + key[b,n,k] * beta[b,n]
-//                                  * (value[b,n,v] - kv[b,n,v]) : decayed
-//   out[b,n,v]       = active(b) ? sum_k state'[b,n,k,v] * query[b,n,k] : 0
+//   kv[b,n,v]    = sum_k state[b,n,k,v] * key[b,n,k]
+//   sq[b,n,v]    = sum_k state[b,n,k,v] * query[b,n,k]
+//   kq[b,n]      = sum_k key[b,n,k] * query[b,n,k]
+//   decay[b,n]   = active(b) ? exp(g[b,n]) : 1
+//   delta[b,n,v] = active(b) ? beta[b,n] * (value[b,n,v] - decay * kv) : 0
+//   state'       = decay * state + key[b,n,k] * delta[b,n,v]
+//   out[b,n,v]   = active(b) ? decay * sq + delta * kq : 0   (= state'^T query)
 //
 // with active(b) = t < lengths[b]. The new state is written into the carried
 // one (destination-passing style), so bufferization updates one buffer in
@@ -114,34 +118,36 @@ struct DeltaRuleLowering : OpRewritePattern<DeltaRuleOp> {
           Value gateT = sliceAtTime(b, nloc, gate, t);
           SmallVector<OpFoldResult> stateSizes = getSizes(b, nloc, state);
 
-          // decayed = active ? state * exp(g) : state
-          Value decayed =
-              createGeneric(
-                  b, nloc, ValueRange{state, gateT, lengths},
-                  createEmpty(b, nloc, stateSizes, f32),
-                  {map(4, {B, N, K, V}), map(4, {B, N}), map(4, {B}),
-                   map(4, {B, N, K, V})},
-                  iterators(4),
-                  [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
-                    Value scaled = arith::MulFOp::create(
-                        nb, bodyLoc, args[0],
-                        math::ExpOp::create(nb, bodyLoc, args[1]));
-                    Value result = arith::SelectOp::create(
-                        nb, bodyLoc, isActive(nb, bodyLoc, t, args[2]), scaled,
-                        args[0]);
-                    linalg::YieldOp::create(nb, bodyLoc, result);
-                  })
-                  .getResult(0);
-
-          // kv[b,n,v] = sum_k decayed[b,n,k,v] * key[b,n,k]; loops b n v k.
+          // kv[b,n,v] = sum_k state[b,n,k,v] * key[b,n,k] and
+          // sq[b,n,v] = sum_k state[b,n,k,v] * query[b,n,k]; loops b n v k.
           enum { VR = 2, KR = 3 };
-          Value kv =
+          auto stateTimes = [&](Value vector) {
+            return createGeneric(
+                       b, nloc, ValueRange{state, vector},
+                       createFilled(b, nloc, stepSizes, f32, 0.0),
+                       {map(4, {B, N, KR, VR}), map(4, {B, N, KR}),
+                        map(4, {B, N, VR})},
+                       iterators(3, 1),
+                       [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+                         Value product = arith::MulFOp::create(
+                             nb, bodyLoc, args[0], args[1]);
+                         linalg::YieldOp::create(
+                             nb, bodyLoc,
+                             ValueRange{arith::AddFOp::create(
+                                 nb, bodyLoc, args[2], product)});
+                       })
+                .getResult(0);
+          };
+          Value kv = stateTimes(keyT), sq = stateTimes(queryT);
+
+          // kq[b,n] = sum_k key[b,n,k] * query[b,n,k]; loops b n k.
+          SmallVector<OpFoldResult> headSizes = {stepSizes[0], stepSizes[1]};
+          Value kq =
               createGeneric(
-                  b, nloc, ValueRange{decayed, keyT},
-                  createFilled(b, nloc, stepSizes, f32, 0.0),
-                  {map(4, {B, N, KR, VR}), map(4, {B, N, KR}),
-                   map(4, {B, N, VR})},
-                  iterators(3, 1),
+                  b, nloc, ValueRange{keyT, queryT},
+                  createFilled(b, nloc, headSizes, f32, 0.0),
+                  {map(3, {B, N, 2}), map(3, {B, N, 2}), map(3, {B, N})},
+                  iterators(2, 1),
                   [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
                     Value product =
                         arith::MulFOp::create(nb, bodyLoc, args[0], args[1]);
@@ -152,51 +158,84 @@ struct DeltaRuleLowering : OpRewritePattern<DeltaRuleOp> {
                   })
                   .getResult(0);
 
-          // state' = active ? decayed + key * beta * (value - kv) : decayed
-          Value updated =
+          // decay[b,n] = active ? exp(g) : 1
+          Value decay =
               createGeneric(
-                  b, nloc,
-                  ValueRange{decayed, keyT, valueT, kv, betaT, lengths},
-                  // Written into the carried state, so that the loop can
-                  // update one buffer in place.
-                  state,
-                  {map(4, {B, N, K, V}), map(4, {B, N, K}), map(4, {B, N, V}),
-                   map(4, {B, N, V}), map(4, {B, N}), map(4, {B}),
-                   map(4, {B, N, K, V})},
-                  iterators(4),
+                  b, nloc, ValueRange{gateT, lengths},
+                  createEmpty(b, nloc, headSizes, f32),
+                  {map(2, {B, N}), map(2, {B}), map(2, {B, N})}, iterators(2),
                   [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
-                    Value error =
-                        arith::SubFOp::create(nb, bodyLoc, args[2], args[3]);
-                    Value delta =
-                        arith::MulFOp::create(nb, bodyLoc, error, args[4]);
-                    Value step =
-                        arith::MulFOp::create(nb, bodyLoc, args[1], delta);
-                    Value next =
-                        arith::AddFOp::create(nb, bodyLoc, args[0], step);
                     Value result = arith::SelectOp::create(
-                        nb, bodyLoc, isActive(nb, bodyLoc, t, args[5]), next,
-                        args[0]);
+                        nb, bodyLoc, isActive(nb, bodyLoc, t, args[1]),
+                        math::ExpOp::create(nb, bodyLoc, args[0]),
+                        createFloat(nb, bodyLoc, f32, 1.0));
                     linalg::YieldOp::create(nb, bodyLoc, result);
                   })
                   .getResult(0);
 
-          // out[b,n,v] = active ? sum_k state'[b,n,k,v] * query[b,n,k] : 0
-          Value outT =
+          // delta[b,n,v] = active ? beta * (value - decay * kv) : 0, the
+          // update's factor u of the decayed state.
+          Value delta =
               createGeneric(
-                  b, nloc, ValueRange{updated, queryT, lengths},
-                  createFilled(b, nloc, stepSizes, f32, 0.0),
-                  {map(4, {B, N, KR, VR}), map(4, {B, N, KR}), map(4, {B}),
-                   map(4, {B, N, VR})},
-                  iterators(3, 1),
+                  b, nloc, ValueRange{valueT, kv, decay, betaT, lengths},
+                  createEmpty(b, nloc, stepSizes, f32),
+                  {map(3, {B, N, 2}), map(3, {B, N, 2}), map(3, {B, N}),
+                   map(3, {B, N}), map(3, {B}), map(3, {B, N, 2})},
+                  iterators(3),
                   [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
-                    Value product =
-                        arith::MulFOp::create(nb, bodyLoc, args[0], args[1]);
-                    Value term = arith::SelectOp::create(
-                        nb, bodyLoc, isActive(nb, bodyLoc, t, args[2]), product,
+                    Value decayedKv =
+                        arith::MulFOp::create(nb, bodyLoc, args[2], args[1]);
+                    Value error =
+                        arith::SubFOp::create(nb, bodyLoc, args[0], decayedKv);
+                    Value factor =
+                        arith::MulFOp::create(nb, bodyLoc, error, args[3]);
+                    Value result = arith::SelectOp::create(
+                        nb, bodyLoc, isActive(nb, bodyLoc, t, args[4]), factor,
                         createFloat(nb, bodyLoc, f32, 0.0));
+                    linalg::YieldOp::create(nb, bodyLoc, result);
+                  })
+                  .getResult(0);
+
+          // state' = decay * state + key * delta (the state unchanged where
+          // inactive: decay 1, delta 0), written into the carried state so
+          // that the loop updates one buffer in place.
+          Value updated =
+              createGeneric(
+                  b, nloc, ValueRange{decay, keyT, delta}, state,
+                  {map(4, {B, N}), map(4, {B, N, K}), map(4, {B, N, V}),
+                   map(4, {B, N, K, V})},
+                  iterators(4),
+                  [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+                    Value kept =
+                        arith::MulFOp::create(nb, bodyLoc, args[0], args[3]);
+                    Value step =
+                        arith::MulFOp::create(nb, bodyLoc, args[1], args[2]);
                     linalg::YieldOp::create(nb, bodyLoc,
                                             ValueRange{arith::AddFOp::create(
-                                                nb, bodyLoc, args[3], term)});
+                                                nb, bodyLoc, kept, step)});
+                  })
+                  .getResult(0);
+
+          // out[b,n,v] = state'^T query = decay * sq + delta * kq (0 where
+          // inactive): the new state need not be read again.
+          Value outT =
+              createGeneric(
+                  b, nloc, ValueRange{sq, delta, decay, kq, lengths},
+                  createEmpty(b, nloc, stepSizes, f32),
+                  {map(3, {B, N, 2}), map(3, {B, N, 2}), map(3, {B, N}),
+                   map(3, {B, N}), map(3, {B}), map(3, {B, N, 2})},
+                  iterators(3),
+                  [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+                    Value decayed =
+                        arith::MulFOp::create(nb, bodyLoc, args[2], args[0]);
+                    Value added =
+                        arith::MulFOp::create(nb, bodyLoc, args[1], args[3]);
+                    Value sum =
+                        arith::AddFOp::create(nb, bodyLoc, decayed, added);
+                    Value result = arith::SelectOp::create(
+                        nb, bodyLoc, isActive(nb, bodyLoc, t, args[4]), sum,
+                        createFloat(nb, bodyLoc, f32, 0.0));
+                    linalg::YieldOp::create(nb, bodyLoc, result);
                   })
                   .getResult(0);
 

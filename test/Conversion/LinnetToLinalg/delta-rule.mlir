@@ -1,11 +1,13 @@
 // linnet.delta_rule becomes one scf.for over the sequence carrying the state
-// and the output; each step is four linalg.generic ops, parallel over rows,
-// heads and state dims, and writes the new state into the carried one.
+// and the output; each step reads the state twice (state^T key, state^T
+// query) and writes it once, into the carried one (decay * state + key *
+// delta); the output comes from what the first reads gave, without reading
+// the new state again. Every generic is parallel over rows, heads and state
+// dims.
 // RUN: linnet-opt %s --linnet-lower-to-linalg | FileCheck %s
 
 // CHECK-DAG: #[[STATE:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-// CHECK-DAG: #[[HEAD:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
-// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0)>
+// CHECK-DAG: #[[HEAD4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
 // CHECK-DAG: #[[STATE_T:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
 // CHECK-DAG: #[[KEY_R:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
@@ -24,11 +26,14 @@ func.func @delta_rule(%q: tensor<2x?x3x4xf32>, %k: tensor<2x?x3x4xf32>,
   // CHECK-DAG: %[[QT:.*]] = tensor.extract_slice %[[Q]][0, %[[T]], 0, 0] [2, 1, 3, 4] [1, 1, 1, 1] : tensor<2x?x3x4xf32> to tensor<2x3x4xf32>
   // CHECK-DAG: %[[KT:.*]] = tensor.extract_slice %[[K]][0, %[[T]], 0, 0]
   // CHECK-DAG: %[[GT:.*]] = tensor.extract_slice %[[G]][0, %[[T]], 0] [2, 1, 3] [1, 1, 1] : tensor<2x?x3xf32> to tensor<2x3xf32>
-  // CHECK: %[[DECAYED:.*]] = linalg.generic {indexing_maps = [#[[STATE]], #[[HEAD]], #[[ROW]], #[[STATE]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[ST]], %[[GT]], %[[LEN]]
+  // CHECK: %[[KV:.*]] = linalg.generic {indexing_maps = [#[[STATE_T]], #[[KEY_R]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[ST]], %[[KT]]
+  // CHECK: %[[SQ:.*]] = linalg.generic {indexing_maps = [#[[STATE_T]], #[[KEY_R]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[ST]], %[[QT]]
+  // CHECK: %[[KQ:.*]] = linalg.generic {{.*}} ins(%[[KT]], %[[QT]] :
+  // CHECK: %[[DECAY:.*]] = linalg.generic {{.*}} ins(%[[GT]], %[[LEN]] :
   // CHECK: math.exp
-  // CHECK: %[[KV:.*]] = linalg.generic {indexing_maps = [#[[STATE_T]], #[[KEY_R]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[DECAYED]], %[[KT]]
-  // CHECK: %[[UPDATED:.*]] = linalg.generic {{.*}} ins(%[[DECAYED]], %[[KT]], %{{.*}}, %[[KV]], %{{.*}}, %[[LEN]] : {{.*}}) outs(%[[ST]] : tensor<2x3x4x6xf32>)
-  // CHECK: %[[OUT_T:.*]] = linalg.generic {indexing_maps = [#[[STATE_T]], #[[KEY_R]], #[[ROW]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[UPDATED]], %[[QT]], %[[LEN]]
+  // CHECK: %[[DELTA:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[KV]], %[[DECAY]], %{{.*}}, %[[LEN]] :
+  // CHECK: %[[UPDATED:.*]] = linalg.generic {indexing_maps = [#[[HEAD4]], #[[OUT]], #[[KEY_R]], #[[STATE]]], {{.*}} ins(%[[DECAY]], %[[KT]], %[[DELTA]] : {{.*}}) outs(%[[ST]] : tensor<2x3x4x6xf32>)
+  // CHECK: %[[OUT_T:.*]] = linalg.generic {{.*}} ins(%[[SQ]], %[[DELTA]], %[[DECAY]], %[[KQ]], %[[LEN]] :
   // CHECK: %[[NEXT:.*]] = tensor.insert_slice %[[OUT_T]] into %[[O]][0, %[[T]], 0, 0] [2, 1, 3, 6] [1, 1, 1, 1]
   // CHECK: scf.yield %[[UPDATED]], %[[NEXT]]
   // CHECK: return %[[SCAN]]#1, %[[SCAN]]#0
