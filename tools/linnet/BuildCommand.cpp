@@ -143,9 +143,12 @@ int linnet::driver::runBuild(const char *argv0) {
   }
   llvm::scope_exit cleanUp([&] { llvm::sys::fs::remove_directories(workDir); });
 
+  // Created first, so that `-v` times the parse of the sources too.
+  CompiledModel compiled;
   DriverSession session;
   if (!session.load(argv0, buildInput, buildIncludes))
     return 1;
+  compiled.times.lap("parse and resolve the sources");
   ModelManifest manifest;
   std::vector<std::string> entries;
   auto describe = [&](const BoundModel &bound) {
@@ -160,7 +163,6 @@ int linnet::driver::runBuild(const char *argv0) {
   };
   CpuPipelineOptions cpuOptions;
   cpuOptions.bf16DotProducts = cpuHasBf16DotProducts(buildCpu);
-  CompiledModel compiled;
   if (!compileModel(session, buildBindings, entries, LoweringStage::LLVM,
                     cpuOptions, compiled, describe))
     return 1;
