@@ -58,10 +58,19 @@ DenseMap<unsigned, unsigned> resultsThatAreArguments(func::FuncOp func,
 
 /// An entry's results marked `linnet.state`, each written into the argument
 /// of the same state (a copy unless it is already that buffer) and dropped.
-void writeStatesIntoArguments(func::FuncOp func, RewriterBase &rewriter) {
+/// Fails, naming the result, where one cannot be: the runtime reads no state
+/// results, so a kept one would be written past the results it passes.
+LogicalResult writeStatesIntoArguments(func::FuncOp func,
+                                       RewriterBase &rewriter) {
   func::ReturnOp ret = uniqueReturn(func);
+  bool anyState = false;
+  for (unsigned index = 0; index < func.getNumResults(); ++index)
+    anyState |=
+        bool(func.getResultAttr(index, linnet::codegen::kStateAttrName));
+  if (!anyState)
+    return success();
   if (!ret)
-    return;
+    return func.emitError("an entry with state results must have one return");
   llvm::StringMap<BlockArgument> states =
       linnet::codegen::stateArgumentsByPath(func);
   llvm::BitVector dropped(func.getNumResults());
@@ -70,7 +79,13 @@ void writeStatesIntoArguments(func::FuncOp func, RewriterBase &rewriter) {
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
     BlockArgument argument =
         linnet::codegen::stateArgumentOfResult(func, index, states);
-    if (!argument || argument.getType() != value.getType()) {
+    if (func.getResultAttr(index, linnet::codegen::kStateAttrName) &&
+        (!argument || argument.getType() != value.getType()))
+      return func.emitError()
+             << "state result " << index
+             << " has no state argument of its path and type to be written "
+                "into";
+    if (!argument) {
       kept.push_back(value);
       continue;
     }
@@ -81,9 +96,10 @@ void writeStatesIntoArguments(func::FuncOp func, RewriterBase &rewriter) {
     if (source != argument)
       memref::CopyOp::create(rewriter, ret.getLoc(), value, argument);
   }
-  if (dropped.none() || failed(func.eraseResults(dropped)))
-    return;
+  if (failed(func.eraseResults(dropped)))
+    return func.emitError("cannot drop the state results");
   ret.getOperandsMutable().assign(kept);
+  return success();
 }
 
 /// Drops those results of `func` and rewrites its calls; false where there
@@ -162,8 +178,9 @@ struct DropInPlaceResultsPass
         changed |= dropInPlaceResults(func, module, rewriter);
     }
     for (func::FuncOp func : module.getOps<func::FuncOp>())
-      if (func.isPublic() && !func.isExternal())
-        writeStatesIntoArguments(func, rewriter);
+      if (func.isPublic() && !func.isExternal() &&
+          failed(writeStatesIntoArguments(func, rewriter)))
+        return signalPassFailure();
   }
 };
 
