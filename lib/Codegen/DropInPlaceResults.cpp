@@ -41,15 +41,20 @@ func::ReturnOp uniqueReturn(func::FuncOp func) {
   return found;
 }
 
+/// `value` with the `memref.cast`s that produced it looked through.
+Value throughCasts(Value value) {
+  while (auto cast = value.getDefiningOp<memref::CastOp>())
+    value = cast.getSource();
+  return value;
+}
+
 /// For each result of `func` that is (a cast of) one of its arguments, that
 /// argument's number.
 DenseMap<unsigned, unsigned> resultsThatAreArguments(func::FuncOp func,
                                                      func::ReturnOp ret) {
   DenseMap<unsigned, unsigned> found;
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-    while (auto cast = value.getDefiningOp<memref::CastOp>())
-      value = cast.getSource();
-    auto argument = dyn_cast<BlockArgument>(value);
+    auto argument = dyn_cast<BlockArgument>(throughCasts(value));
     if (argument && argument.getOwner() == &func.getBody().front())
       found[index] = argument.getArgNumber();
   }
@@ -90,10 +95,7 @@ LogicalResult writeStatesIntoArguments(func::FuncOp func,
       continue;
     }
     dropped.set(index);
-    Value source = value;
-    while (auto cast = source.getDefiningOp<memref::CastOp>())
-      source = cast.getSource();
-    if (source != argument)
+    if (throughCasts(value) != argument)
       memref::CopyOp::create(rewriter, ret.getLoc(), value, argument);
   }
   if (failed(func.eraseResults(dropped)))

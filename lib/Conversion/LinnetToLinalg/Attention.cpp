@@ -211,19 +211,32 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                   })
                   .getResult(0);
 
+          // A per-row reduction over the block's keys, from `initial`:
+          // combine(element, accumulated).
+          auto reduceKeys =
+              [&](Value input, double initial,
+                  function_ref<Value(OpBuilder &, Location, Value, Value)>
+                      combine) {
+                return createGeneric(
+                           b, nloc, input,
+                           createFilled(b, nloc, rowSizes, f32, initial),
+                           {map(5, {B, H, G, S, L}), map(5, {B, H, G, S})},
+                           iterators(4, 1),
+                           [&](OpBuilder &nb, Location bloc, ValueRange args) {
+                             linalg::YieldOp::create(
+                                 nb, bloc,
+                                 ValueRange{
+                                     combine(nb, bloc, args[0], args[1])});
+                           })
+                    .getResult(0);
+              };
+
           // blockMax[b,h,g,s] = max_l masked
-          Value blockMax =
-              createGeneric(b, nloc, masked,
-                            createFilled(b, nloc, rowSizes, f32, negInf),
-                            {map(5, {B, H, G, S, L}), map(5, {B, H, G, S})},
-                            iterators(4, 1),
-                            [&](OpBuilder &nb, Location bloc, ValueRange args) {
-                              linalg::YieldOp::create(
-                                  nb, bloc,
-                                  ValueRange{arith::MaximumFOp::create(
-                                      nb, bloc, args[0], args[1])});
-                            })
-                  .getResult(0);
+          Value blockMax = reduceKeys(
+              masked, negInf,
+              [](OpBuilder &nb, Location bloc, Value x, Value max) {
+                return arith::MaximumFOp::create(nb, bloc, x, max).getResult();
+              });
 
           // exp(x - max), 0 where x is -inf: a row without an allowed key
           // so far gets zero weights, not NaN.
@@ -279,17 +292,11 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                   .getResult(0);
 
           // newSum = oldSum * rescale + sum_l weights, in oldSum's buffer
-          Value blockSum =
-              createGeneric(
-                  b, nloc, weights, createFilled(b, nloc, rowSizes, f32, 0.0),
-                  {map(5, {B, H, G, S, L}), map(5, {B, H, G, S})},
-                  iterators(4, 1),
-                  [&](OpBuilder &nb, Location bloc, ValueRange args) {
-                    linalg::YieldOp::create(nb, bloc,
-                                            ValueRange{arith::AddFOp::create(
-                                                nb, bloc, args[1], args[0])});
-                  })
-                  .getResult(0);
+          Value blockSum = reduceKeys(
+              weights, 0.0,
+              [](OpBuilder &nb, Location bloc, Value x, Value sum) {
+                return arith::AddFOp::create(nb, bloc, sum, x).getResult();
+              });
           // old * rescale + block, written into old's own tensor; rescale
           // has the row loops, block and old all `loops`.
           auto rescaledSum = [&](Value old, Value block, unsigned loops) {

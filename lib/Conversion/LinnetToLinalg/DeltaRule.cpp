@@ -116,47 +116,23 @@ struct DeltaRuleLowering : OpRewritePattern<DeltaRuleOp> {
           Value valueT = sliceAtTime(b, nloc, value, t);
           Value betaT = sliceAtTime(b, nloc, beta, t);
           Value gateT = sliceAtTime(b, nloc, gate, t);
-          SmallVector<OpFoldResult> stateSizes = getSizes(b, nloc, state);
 
           // kv[b,n,v] = sum_k state[b,n,k,v] * key[b,n,k] and
           // sq[b,n,v] = sum_k state[b,n,k,v] * query[b,n,k]; loops b n v k.
           enum { VR = 2, KR = 3 };
           auto stateTimes = [&](Value vector) {
-            return createGeneric(
-                       b, nloc, ValueRange{state, vector},
-                       createFilled(b, nloc, stepSizes, f32, 0.0),
-                       {map(4, {B, N, KR, VR}), map(4, {B, N, KR}),
-                        map(4, {B, N, VR})},
-                       iterators(3, 1),
-                       [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
-                         Value product = arith::MulFOp::create(
-                             nb, bodyLoc, args[0], args[1]);
-                         linalg::YieldOp::create(
-                             nb, bodyLoc,
-                             ValueRange{arith::AddFOp::create(
-                                 nb, bodyLoc, args[2], product)});
-                       })
-                .getResult(0);
+            return createContraction(b, nloc, state, vector, stepSizes,
+                                     {map(4, {B, N, KR, VR}),
+                                      map(4, {B, N, KR}), map(4, {B, N, VR})},
+                                     3);
           };
           Value kv = stateTimes(keyT), sq = stateTimes(queryT);
 
           // kq[b,n] = sum_k key[b,n,k] * query[b,n,k]; loops b n k.
           SmallVector<OpFoldResult> headSizes = {stepSizes[0], stepSizes[1]};
-          Value kq =
-              createGeneric(
-                  b, nloc, ValueRange{keyT, queryT},
-                  createFilled(b, nloc, headSizes, f32, 0.0),
-                  {map(3, {B, N, 2}), map(3, {B, N, 2}), map(3, {B, N})},
-                  iterators(2, 1),
-                  [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
-                    Value product =
-                        arith::MulFOp::create(nb, bodyLoc, args[0], args[1]);
-                    linalg::YieldOp::create(
-                        nb, bodyLoc,
-                        ValueRange{arith::AddFOp::create(nb, bodyLoc, args[2],
-                                                         product)});
-                  })
-                  .getResult(0);
+          Value kq = createContraction(
+              b, nloc, keyT, queryT, headSizes,
+              {map(3, {B, N, 2}), map(3, {B, N, 2}), map(3, {B, N})}, 2);
 
           // decay[b,n] = active ? exp(g) : 1
           Value decay =

@@ -95,7 +95,11 @@ static llvm::StringRef resolveCpu(llvm::StringRef cpu) {
   return cpu == "native" ? llvm::sys::getHostCPUName() : cpu;
 }
 
-llvm::Error checkObjectCpu(llvm::StringRef cpu) {
+/// The subtarget of `cpu` (`native` resolved) for this machine's triple, or
+/// why there is none. The name is checked on a generic subtarget first, since
+/// creating one for an unknown CPU name prints a warning.
+static llvm::Expected<std::unique_ptr<llvm::MCSubtargetInfo>>
+subtargetOf(llvm::StringRef cpu) {
   initializeNativeTarget();
   cpu = resolveCpu(cpu);
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
@@ -105,13 +109,20 @@ llvm::Error checkObjectCpu(llvm::StringRef cpu) {
   if (!target)
     return makeError(ErrorId::TargetFailed,
                      "no LLVM target for " + triple.str() + ": " + error);
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(
       target->createMCSubtargetInfo(triple, "", ""));
-  if (!subtarget || !subtarget->isCPUStringValid(cpu))
+  if (!generic || !generic->isCPUStringValid(cpu))
     return makeError(ErrorId::CpuUnknown,
                      "`" + cpu + "` is not a CPU LLVM knows for " +
                          triple.str() + " (for example `x86-64-v3`)");
-  return llvm::Error::success();
+  return std::unique_ptr<llvm::MCSubtargetInfo>(
+      target->createMCSubtargetInfo(triple, cpu, ""));
+}
+
+llvm::Error checkObjectCpu(llvm::StringRef cpu) {
+  llvm::Expected<std::unique_ptr<llvm::MCSubtargetInfo>> subtarget =
+      subtargetOf(cpu);
+  return subtarget ? llvm::Error::success() : subtarget.takeError();
 }
 
 bool cpuHasBf16DotProducts(llvm::StringRef cpu) {
@@ -121,17 +132,13 @@ bool cpuHasBf16DotProducts(llvm::StringRef cpu) {
     auto found = host.find(feature);
     return found != host.end() && found->second;
   }
-  initializeNativeTarget();
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
+  llvm::Expected<std::unique_ptr<llvm::MCSubtargetInfo>> subtarget =
+      subtargetOf(cpu);
+  if (!subtarget) {
+    llvm::consumeError(subtarget.takeError());
     return false;
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      target->createMCSubtargetInfo(triple, cpu, ""));
-  return subtarget && subtarget->isCPUStringValid(cpu) &&
-         subtarget->checkFeatures(("+" + feature).str());
+  }
+  return *subtarget && (*subtarget)->checkFeatures(("+" + feature).str());
 }
 
 /// Generates one object file of `module` (optimized) for `cpu`.
