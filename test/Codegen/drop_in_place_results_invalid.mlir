@@ -15,3 +15,14 @@ func.func @typed(%cache: memref<4x8xf32> {linnet.state = "cache"}) -> (memref<?x
   %c = memref.cast %cache : memref<4x8xf32> to memref<?x8xf32>
   return %c : memref<?x8xf32>
 }
+
+// -----
+
+// expected-error @+1 {{an entry with state results must have one return}}
+func.func @two_returns(%cache: memref<4x8xf32> {linnet.state = "cache"}, %which: i1) -> (memref<4x8xf32> {linnet.state = "cache"}) {
+  cf.cond_br %which, ^first, ^second
+^first:
+  return %cache : memref<4x8xf32>
+^second:
+  return %cache : memref<4x8xf32>
+}

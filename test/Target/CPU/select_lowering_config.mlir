@@ -19,6 +19,16 @@
 // TILE: vector = [1, 1, 32]
 // PIPELINE-LABEL: func.func @linear(
 // PIPELINE: vector.fma {{.*}} : vector<2x8x32xf32>
+// With bf16-dot-products (a CPU that multiplies bf16 pairs in one
+// instruction) a dot product of bf16 operands gets twice the lanes along k;
+// one of f32 operands keeps its own:
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cpu-select-lowering-config{bf16-dot-products=true}))" | FileCheck %s --check-prefix=PAIRED
+// PAIRED-LABEL: func.func @linear(
+// PAIRED: vector = [4, 4, 16]
+// PAIRED-LABEL: func.func @linear_one_row
+// PAIRED: vector = [1, 1, 32]
+// PAIRED-LABEL: func.func @linear_bf16
+// PAIRED: vector = [4, 4, 32]
 
 // CHECK-LABEL: func.func @matmul
 // CHECK: linalg.matmul {linnet.lowering_config = #linnet.lowering_config<thread = [64, 256, 0], reduction = [0, 0, 256], vector = [8, 16, 1]>}
@@ -52,6 +62,20 @@ func.func @linear_one_row(%x: tensor<1x256xf32>, %w: tensor<4096x256xf32>, %acc:
     linalg.yield %s : f32
   } -> tensor<1x4096xf32>
   return %r : tensor<1x4096xf32>
+}
+
+// CHECK-LABEL: func.func @linear_bf16
+// CHECK: linalg.generic {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [64, 256, 0], reduction = [0, 0, 0], vector = [4, 4, 16]>
+func.func @linear_bf16(%x: tensor<?x256xbf16>, %w: tensor<4096x256xbf16>, %acc: tensor<?x4096xf32>) -> tensor<?x4096xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #wt, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<?x256xbf16>, tensor<4096x256xbf16>) outs(%acc : tensor<?x4096xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %xf = arith.extf %in : bf16 to f32
+    %wf = arith.extf %in_0 : bf16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4096xf32>
+  return %r : tensor<?x4096xf32>
 }
 
 #id = affine_map<(i, j) -> (i, j)>
