@@ -1,9 +1,11 @@
 //===- FormDispatchRegions.cpp - one scf.forall per root op ---------------===//
 //
-// A dispatch region is one root linalg operation tiled with an scf.forall
-// (a thread's share on the CPU, later an OpenMP work-sharing loop; a block
-// on a GPU) with its producers fused into the tile. The tile sizes are the
-// root's lowering configuration's `thread` sizes.
+// A dispatch region is one root operation tiled with an scf.forall (a
+// thread's share on the CPU, later an OpenMP work-sharing loop; a block on a
+// GPU) with its producers fused into the tile. The tile sizes are the root's
+// lowering configuration's `thread` sizes. A root is a linalg op or a linnet
+// op tiled as an op (attention, the delta rule: TilingInterface), whose tile
+// is then the same op on slices, lowered later inside the region.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,12 +90,26 @@ void eraseDeadOps(RewriterBase &rewriter, ArrayRef<Operation *> ops) {
   }
 }
 
-/// Tiles `root` with an `scf.forall` and fuses its region's producers.
-LogicalResult formDispatchRegion(RewriterBase &rewriter, linalg::LinalgOp root,
+/// Whether every result of `op` is a tensor and it has no buffer operand.
+bool hasTensorSemantics(Operation *op) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return linalgOp.hasPureTensorSemantics();
+  auto isBuffer = [](Type type) { return isa<BaseMemRefType>(type); };
+  return op->getNumResults() > 0 &&
+         llvm::all_of(op->getResultTypes(),
+                      [](Type type) { return isa<RankedTensorType>(type); }) &&
+         llvm::none_of(op->getOperandTypes(), isBuffer);
+}
+
+/// Tiles `root` with an `scf.forall` and fuses its region's producers (a
+/// linalg root's only: the special ops' operands come in whole).
+LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
                                  ArrayRef<int64_t> threadSizes) {
   if (llvm::all_of(threadSizes, [](int64_t s) { return s == 0; }))
     return failure();
-  llvm::SmallPtrSet<Operation *, 8> fusible = collectFusibleProducers(root);
+  llvm::SmallPtrSet<Operation *, 8> fusible;
+  if (auto linalgRoot = dyn_cast<linalg::LinalgOp>(root.getOperation()))
+    fusible = collectFusibleProducers(linalgRoot);
 
   scf::SCFTilingOptions tiling;
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
@@ -110,8 +126,7 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, linalg::LinalgOp root,
 
   rewriter.setInsertionPoint(root);
   FailureOr<scf::SCFTileAndFuseResult> result =
-      scf::tileConsumerAndFuseProducersUsingSCF(
-          rewriter, cast<TilingInterface>(root.getOperation()), options);
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
   if (failed(result))
     return failure();
   for (OpResult res : root->getResults())
@@ -135,16 +150,14 @@ struct FormDispatchRegionsPass
     // Roots that could not be tiled, left as they are.
     llvm::SmallPtrSet<Operation *, 16> refused;
     while (true) {
-      linalg::LinalgOp root;
-      func.walk<WalkOrder::PostOrder, ReverseIterator>(
-          [&](linalg::LinalgOp op) {
-            if (!getLoweringConfig(op) || refused.contains(op) ||
-                !op.hasPureTensorSemantics() ||
-                op->getParentOfType<scf::ForallOp>())
-              return WalkResult::advance();
-            root = op;
-            return WalkResult::interrupt();
-          });
+      TilingInterface root;
+      func.walk<WalkOrder::PostOrder, ReverseIterator>([&](TilingInterface op) {
+        if (!getLoweringConfig(op) || refused.contains(op) ||
+            !hasTensorSemantics(op) || op->getParentOfType<scf::ForallOp>())
+          return WalkResult::advance();
+        root = op;
+        return WalkResult::interrupt();
+      });
       if (!root)
         break;
       if (failed(formDispatchRegion(rewriter, root,

@@ -1514,10 +1514,12 @@ GenValue Generator::builtin(const CallResolution &resolution,
             : rowVector(*this, GenValue::ofSize(*q.dims[1].size), q.dims[0],
                         at);
     const ValueType &outType = type.elements[0], &stateType = type.elements[1];
+    // The final state's destination is the initial state: updated in place.
     auto op = DeltaRuleOp::create(
         builder, at, tensorType(outType.dims, ElementType::F32),
         tensorType(stateType.dims, ElementType::F32), q.tensor, k.tensor,
-        v.tensor, beta.tensor, g.tensor, initial.tensor, lengths.tensor);
+        v.tensor, beta.tensor, g.tensor, lengths.tensor,
+        emptyTensor(outType.dims, ElementType::F32, at), initial.tensor);
     return GenValue::tuple(
         {GenValue::ofTensor(op.getOutput(), outType.dims, ElementType::F32),
          GenValue::ofTensor(op.getFinalState(), stateType.dims,

@@ -55,3 +55,34 @@ func.func @unconfigured(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
   %r = linalg.exp ins(%x : tensor<64x128xf32>) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
   return %r : tensor<64x128xf32>
 }
+
+// An op tiled as an op is a root too: its tile is the same op on slices, its
+// destinations (the delta rule's state) the loop's shared outputs, so the
+// state is written where it was read. Its operands' producers stay outside.
+// CHECK-LABEL: func.func @delta_rule
+// CHECK-SAME: %[[INIT:[^:]+]]: tensor<2x4x8x8xf32>
+// CHECK: linalg.generic
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 4) shared_outs(%{{.*}} = %{{.*}}, %[[STATE:.*]] = %[[INIT]])
+// CHECK: %[[STATE_T:.*]] = tensor.extract_slice %[[STATE]]
+// CHECK: linnet.delta_rule {{.*}} outs(%{{.*}}, %[[STATE_T]])
+// CHECK-SAME: -> (tensor<1x?x1x8xf32>, tensor<1x1x8x8xf32>)
+// CHECK: scf.forall.in_parallel
+func.func @delta_rule(%q: tensor<2x?x4x8xf32>, %b: tensor<2x?x4xf32>,
+                      %init: tensor<2x4x8x8xf32>, %len: tensor<2xi32>)
+    -> (tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>) {
+  %c1 = arith.constant 1 : index
+  %s = tensor.dim %q, %c1 : tensor<2x?x4x8xf32>
+  %e = tensor.empty(%s) : tensor<2x?x4x8xf32>
+  %k = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      {linnet.lowering_config = #linnet.lowering_config<thread = [0, 0, 0, 0], reduction = [], vector = [1, 1, 1, 8]>}
+      ins(%q : tensor<2x?x4x8xf32>) outs(%e : tensor<2x?x4x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<2x?x4x8xf32>
+  %o, %f = linnet.delta_rule %q, %k, %q, %b, %b, %len outs(%e, %init)
+      {linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>}
+      : (tensor<2x?x4x8xf32>, tensor<2x?x4x8xf32>, tensor<2x?x4x8xf32>, tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2xi32>, tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>)
+      -> (tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>)
+  return %o, %f : tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>
+}

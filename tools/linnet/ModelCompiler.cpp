@@ -51,7 +51,10 @@ bool linnet::driver::compileModel(
     return true;
 
   mlir::PassManager pm(&compiled.context);
-  pm.addPass(createLinnetLowerToLinalg());
+  // Attention and the delta rule stay ops: the target tiles them as ops.
+  LinnetLowerToLinalgOptions lowering;
+  lowering.keepTileable = true;
+  pm.addPass(createLinnetLowerToLinalg(lowering));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (stage != LoweringStage::Linalg)

@@ -23,10 +23,17 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     online softmax that rescales the earlier blocks' sums, so its scores
     take a block of keys per query instead of the whole cache). Afterwards
     no linnet operation is left; the pass fails if one cannot be lowered.
+
+    With `keep-tileable` the ops that are tiled as ops (those implementing
+    TilingInterface: attention, the delta rule) are left for a target's
+    Codegen to put into dispatch regions first; the pass then lowers each
+    tile where it is.
   }];
   let options = [
     Option<"attentionKeyBlock", "attention-key-block", "int64_t", "256",
            "Keys per block of attention's online softmax">,
+    Option<"keepTileable", "keep-tileable", "bool", "false",
+           "Leave the linnet ops that implement TilingInterface">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

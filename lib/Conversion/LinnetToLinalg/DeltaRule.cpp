@@ -91,11 +91,13 @@ struct DeltaRuleLowering : OpRewritePattern<DeltaRuleOp> {
 
     SmallVector<OpFoldResult> querySizes = getSizes(rewriter, loc, query);
     SmallVector<OpFoldResult> valueSizes = getSizes(rewriter, loc, value);
-    SmallVector<OpFoldResult> outSizes = {querySizes[0], querySizes[1],
-                                          querySizes[2], valueSizes[3]};
     SmallVector<OpFoldResult> stepSizes = {querySizes[0], querySizes[2],
                                            valueSizes[3]};
-    Value output = createFilled(rewriter, loc, outSizes, f32, 0.0);
+    Value output =
+        linalg::FillOp::create(rewriter, loc,
+                               ValueRange{createFloat(rewriter, loc, f32, 0.0)},
+                               ValueRange{op.getOutputInit()})
+            .getResult(0);
     Value state = op.getInitial();
 
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);

@@ -1,8 +1,8 @@
 //===- LinnetLowerToLinalg.cpp - the linnet-lower-to-linalg pass ----------===//
 //
-// The pass that replaces every linnet operation by linalg/tensor/scf loop
-// nests on tensors, and the populate entry point that gathers the patterns of
-// each op family.
+// The pass that replaces every linnet operation (or, with keep-tileable, every
+// one that is not tiled as an op) by linalg/tensor/scf loop nests on tensors,
+// and the populate entry point that gathers the patterns of each op family.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace linnet {
@@ -47,7 +48,10 @@ struct LinnetLowerToLinalgPass
     }
     MLIRContext *context = &getContext();
     ConversionTarget target(*context);
-    target.addIllegalDialect<linnet::LinnetDialect>();
+    target.addDynamicallyLegalDialect<linnet::LinnetDialect>(
+        [&](Operation *op) {
+          return keepTileable && isa<TilingInterface>(op);
+        });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(context);
     linnet::populateLinnetToLinalgPatterns(patterns, attentionKeyBlock);

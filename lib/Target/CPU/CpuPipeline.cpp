@@ -12,6 +12,7 @@
 #include "PassDetail.h"
 
 #include "linnet/Codegen/Passes.h"
+#include "linnet/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -55,6 +56,13 @@ void addLinalgStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   tiling.contractionReductionTile = options.contractionReductionTile;
   tiling.vectorLength = options.vectorLength;
   tiling.bf16DotProducts = options.bf16DotProducts;
+  funcPm.addPass(createLinnetCpuSelectLoweringConfig(tiling));
+  funcPm.addPass(createLinnetCodegenFormDispatchRegions());
+  // The ops tiled as ops are lowered inside their regions (or where they
+  // are, when too small to tile); what they become gets its configuration
+  // and, outside a region, a region of its own.
+  funcPm.addPass(createLinnetLowerToLinalg());
+  addCleanup(funcPm);
   funcPm.addPass(createLinnetCpuSelectLoweringConfig(tiling));
   funcPm.addPass(createLinnetCodegenFormDispatchRegions());
   LinnetCodegenTileAndVectorizeOptions vectors;

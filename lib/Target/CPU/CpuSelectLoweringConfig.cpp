@@ -5,13 +5,16 @@
 // in registers across the reduction loop (a thread's tile 64x256, k in
 // blocks of 256); a contraction whose operands both run along k is a dot
 // product per output with lanes along k; other ops get vectors along their
-// innermost loop and split their outermost parallel loop over threads.
+// innermost loop and split their outermost parallel loop over threads; the
+// ops tiled as ops (attention, the delta rule) get a row and a head per
+// thread.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PassDetail.h"
 
 #include "linnet/Codegen/LoweringConfig.h"
+#include "linnet/Dialect/Linnet/IR/LinnetOps.h"
 
 #include <algorithm>
 #include <functional>
@@ -193,6 +196,43 @@ computeTileSizes(linalg::LinalgOp op,
   return sizes;
 }
 
+/// The product of `sizes`, each dynamic one taken as `kMinTileElements`
+/// (enough work: a sequence, a batch), saturated.
+uint64_t workOf(ArrayRef<int64_t> sizes) {
+  uint64_t work = 1;
+  for (int64_t size : sizes)
+    work = llvm::SaturatingMultiply<uint64_t>(
+        work, ShapedType::isDynamic(size) ? kMinTileElements : size);
+  return work;
+}
+
+/// The thread tiles of an op tiled as an op: a row and a head per tile (a
+/// head's whole scan or loop over keys is the unit of work, its state or
+/// keys read by one thread); none where the whole op is too little work for
+/// two tiles (a decode step of a small state). Null for other ops.
+std::optional<SmallVector<int64_t>> specialOpThreadTiles(Operation *op) {
+  auto shape = [](Value value) {
+    return cast<RankedTensorType>(value.getType()).getShape();
+  };
+  if (auto attention = dyn_cast<linnet::AttentionOp>(op)) {
+    // Scores: B * Hq * S * L * D.
+    SmallVector<int64_t> sizes(shape(attention.getQuery()));
+    sizes.push_back(shape(attention.getKey())[2]);
+    if (workOf(sizes) < 2 * kMinTileElements)
+      return SmallVector<int64_t>{0, 0};
+    return SmallVector<int64_t>{1, 1};
+  }
+  if (auto deltaRule = dyn_cast<linnet::DeltaRuleOp>(op)) {
+    // Every step reads and writes each head's [K, V] state: B * S * N * V * K.
+    SmallVector<int64_t> sizes(shape(deltaRule.getValue()));
+    sizes.push_back(shape(deltaRule.getKey())[3]);
+    if (workOf(sizes) < 2 * kMinTileElements)
+      return SmallVector<int64_t>{0, 0, 0};
+    return SmallVector<int64_t>{1, 1, 0};
+  }
+  return std::nullopt;
+}
+
 struct CpuSelectLoweringConfigPass
     : linnet::impl::LinnetCpuSelectLoweringConfigBase<
           CpuSelectLoweringConfigPass> {
@@ -216,6 +256,16 @@ struct CpuSelectLoweringConfigPass
     if (options.dotProductRegisterTile.size() != 3)
       options.dotProductRegisterTile = {4, 4, 16};
     MLIRContext *context = &getContext();
+    getOperation().walk([&](TilingInterface op) {
+      if (linnet::codegen::getLoweringConfig(op))
+        return;
+      std::optional<SmallVector<int64_t>> thread = specialOpThreadTiles(op);
+      if (!thread)
+        return;
+      SmallVector<int64_t> none(thread->size(), 0);
+      linnet::codegen::setLoweringConfig(
+          op, linnet::LoweringConfigAttr::get(context, *thread, none, none));
+    });
     getOperation().walk([&](linalg::LinalgOp op) {
       // A configuration pinned in the input is kept.
       if (!op.hasPureTensorSemantics() ||

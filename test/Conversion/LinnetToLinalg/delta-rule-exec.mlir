@@ -7,6 +7,16 @@
 // RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg \
 // RUN:   | mlir-opt %lower-to-llvm-openmp | %run-main-openmp \
 // RUN:   | %refpython %S/Inputs/delta_rule.py | FileCheck %s
+// Tiled as an op by the CPU pipeline (the configuration pinned on the op: a
+// row, a head and 2 of the 4 value columns per tile), each tile lowered in
+// its dispatch region:
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-cpu-pipeline \
+// RUN:   | %run-main-openmp | %refpython %S/Inputs/delta_rule.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir \
+// RUN:   | linnet-opt --linnet-cpu-pipeline="stop-after=linalg" \
+// RUN:   | FileCheck %s --check-prefix=TILED
+// TILED: scf.forall ({{.*}}) = (0, 0, 0) to (3, 2, 4) step (1, 1, 2)
+// TILED-NOT: linnet.delta_rule
 //
 // Tolerance: 1e-5 absolute plus 1e-4 relative: inputs differ by about 1e-7
 // between f32 here and f64 in numpy, five recurrent steps over K = 3 keep
@@ -52,10 +62,14 @@ func.func @main() {
   %g = tensor.cast %g0 : tensor<?x?x?xf32> to tensor<3x5x2xf32>
   %init = tensor.cast %init0 : tensor<?x?x?x?xf32> to tensor<3x2x3x4xf32>
   %lengths = arith.constant dense<[5, 3, 0]> : tensor<3xi32>
-  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %init, %lengths
+  %empty = tensor.empty() : tensor<3x5x2x4xf32>
+  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %lengths
+      outs(%empty, %init) {linnet.lowering_config = #linnet.lowering_config<
+          thread = [1, 1, 2], reduction = [0, 0, 0], vector = [1, 1, 1]>}
       : (tensor<3x5x2x3xf32>, tensor<3x5x2x3xf32>, tensor<3x5x2x4xf32>,
-         tensor<3x5x2xf32>, tensor<3x5x2xf32>, tensor<3x2x3x4xf32>,
-         tensor<3xi32>) -> (tensor<3x5x2x4xf32>, tensor<3x2x3x4xf32>)
+         tensor<3x5x2xf32>, tensor<3x5x2xf32>, tensor<3xi32>,
+         tensor<3x5x2x4xf32>, tensor<3x2x3x4xf32>)
+      -> (tensor<3x5x2x4xf32>, tensor<3x2x3x4xf32>)
   %printed_out = tensor.cast %out : tensor<3x5x2x4xf32> to tensor<*xf32>
   call @printMemrefF32(%printed_out) : (tensor<*xf32>) -> ()
   %printed_final = tensor.cast %final : tensor<3x2x3x4xf32> to tensor<*xf32>

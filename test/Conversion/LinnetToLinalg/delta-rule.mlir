@@ -20,9 +20,9 @@ func.func @delta_rule(%q: tensor<2x?x3x4xf32>, %k: tensor<2x?x3x4xf32>,
                       %lengths: tensor<2xi32>)
     -> (tensor<2x?x3x6xf32>, tensor<2x3x4x6xf32>) {
   // CHECK-NOT: linnet.
-  // CHECK: %[[STEPS:.*]] = tensor.dim %[[Q]], %c1
-  // CHECK: %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<2x?x3x6xf32>
-  // CHECK: %[[SCAN:.*]]:2 = scf.for %[[T:.*]] = %c0 to %[[STEPS]] step %{{.*}} iter_args(%[[ST:.*]] = %[[INIT]], %[[O:.*]] = %[[ZEROS]]) -> (tensor<2x3x4x6xf32>, tensor<2x?x3x6xf32>)
+  // CHECK: %[[EMPTY:.*]] = tensor.empty
+  // CHECK: %[[ZEROS:.*]] = linalg.fill {{.*}} outs(%[[EMPTY]] : tensor<2x?x3x6xf32>)
+  // CHECK: %[[SCAN:.*]]:2 = scf.for %[[T:.*]] = %c0 to %{{.*}} step %{{.*}} iter_args(%[[ST:.*]] = %[[INIT]], %[[O:.*]] = %[[ZEROS]]) -> (tensor<2x3x4x6xf32>, tensor<2x?x3x6xf32>)
   // CHECK-DAG: %[[QT:.*]] = tensor.extract_slice %[[Q]][0, %[[T]], 0, 0] [2, 1, 3, 4] [1, 1, 1, 1] : tensor<2x?x3x4xf32> to tensor<2x3x4xf32>
   // CHECK-DAG: %[[KT:.*]] = tensor.extract_slice %[[K]][0, %[[T]], 0, 0]
   // CHECK-DAG: %[[GT:.*]] = tensor.extract_slice %[[G]][0, %[[T]], 0] [2, 1, 3] [1, 1, 1] : tensor<2x?x3xf32> to tensor<2x3xf32>
@@ -37,9 +37,14 @@ func.func @delta_rule(%q: tensor<2x?x3x4xf32>, %k: tensor<2x?x3x4xf32>,
   // CHECK: %[[NEXT:.*]] = tensor.insert_slice %[[OUT_T]] into %[[O]][0, %[[T]], 0, 0] [2, 1, 3, 6] [1, 1, 1, 1]
   // CHECK: scf.yield %[[UPDATED]], %[[NEXT]]
   // CHECK: return %[[SCAN]]#1, %[[SCAN]]#0
-  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %init, %lengths
+  %c1 = arith.constant 1 : index
+  %s = tensor.dim %q, %c1 : tensor<2x?x3x4xf32>
+  %empty = tensor.empty(%s) : tensor<2x?x3x6xf32>
+  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %lengths
+      outs(%empty, %init)
       : (tensor<2x?x3x4xf32>, tensor<2x?x3x4xf32>, tensor<2x?x3x6xf32>,
-         tensor<2x?x3xf32>, tensor<2x?x3xf32>, tensor<2x3x4x6xf32>,
-         tensor<2xi32>) -> (tensor<2x?x3x6xf32>, tensor<2x3x4x6xf32>)
+         tensor<2x?x3xf32>, tensor<2x?x3xf32>, tensor<2xi32>,
+         tensor<2x?x3x6xf32>, tensor<2x3x4x6xf32>)
+      -> (tensor<2x?x3x6xf32>, tensor<2x3x4x6xf32>)
   return %out, %final : tensor<2x?x3x6xf32>, tensor<2x3x4x6xf32>
 }

@@ -80,11 +80,14 @@ func.func @delta_rule_state(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>,
                             %v: tensor<2x5x3x6xf32>, %beta: tensor<2x5x3xf32>,
                             %g: tensor<2x5x3xf32>, %init: tensor<2x3x6x4xf32>,
                             %lengths: tensor<2xi32>) {
+  %empty = tensor.empty() : tensor<2x5x3x6xf32>
   // expected-error @+1 {{dimension `K` mismatch: `query` axis 3 is 4 but `initial` axis 2 is 6}}
-  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %init, %lengths
+  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %lengths
+      outs(%empty, %init)
       : (tensor<2x5x3x4xf32>, tensor<2x5x3x4xf32>, tensor<2x5x3x6xf32>,
-         tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x3x6x4xf32>,
-         tensor<2xi32>) -> (tensor<2x5x3x6xf32>, tensor<2x3x6x4xf32>)
+         tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2xi32>,
+         tensor<2x5x3x6xf32>, tensor<2x3x6x4xf32>)
+      -> (tensor<2x5x3x6xf32>, tensor<2x3x6x4xf32>)
   return
 }
 
@@ -94,11 +97,14 @@ func.func @delta_rule_f32(%q: tensor<2x5x3x4xbf16>, %k: tensor<2x5x3x4xf32>,
                           %v: tensor<2x5x3x6xf32>, %beta: tensor<2x5x3xf32>,
                           %g: tensor<2x5x3xf32>, %init: tensor<2x3x4x6xf32>,
                           %lengths: tensor<2xi32>) {
+  %empty = tensor.empty() : tensor<2x5x3x6xf32>
   // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values}}
-  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %init, %lengths
+  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %lengths
+      outs(%empty, %init)
       : (tensor<2x5x3x4xbf16>, tensor<2x5x3x4xf32>, tensor<2x5x3x6xf32>,
-         tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x3x4x6xf32>,
-         tensor<2xi32>) -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+         tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2xi32>,
+         tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+      -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
   return
 }
 

@@ -38,12 +38,16 @@ func.func @delta_rule(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>,
                       %g: tensor<2x5x3xf32>, %init: tensor<2x3x4x6xf32>,
                       %lengths: tensor<2xi32>)
     -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>) {
-  // CHECK: %{{.*}}, %{{.*}} = linnet.delta_rule %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+  // CHECK: %[[E:.*]] = tensor.empty
+  // CHECK: %{{.*}}, %{{.*}} = linnet.delta_rule %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} outs(%[[E]], %{{.*}}) :
   // CHECK-SAME: -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
-  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %init, %lengths
+  %empty = tensor.empty() : tensor<2x5x3x6xf32>
+  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %lengths
+      outs(%empty, %init)
       : (tensor<2x5x3x4xf32>, tensor<2x5x3x4xf32>, tensor<2x5x3x6xf32>,
-         tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x3x4x6xf32>,
-         tensor<2xi32>) -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+         tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2xi32>,
+         tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+      -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
   return %out, %final : tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>
 }
 

@@ -108,3 +108,31 @@ func.func @one_row(%x: tensor<1x256xf32>) -> tensor<1x256xf32> {
   } -> tensor<1x256xf32>
   return %r : tensor<1x256xf32>
 }
+
+// The ops tiled as ops: a row and a head per thread (the delta rule's value
+// columns whole), where the op is work enough for two tiles; a decode step of
+// a small state (1 x 1 x 4 heads x 8 x 8) gets no thread tile. A prefill's
+// dynamic sequence counts as enough.
+// CHECK-LABEL: func.func @special_ops
+// CHECK: linnet.delta_rule {{.*}} {linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>}
+// CHECK: linnet.delta_rule {{.*}} {linnet.lowering_config = #linnet.lowering_config<thread = [0, 0, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>}
+// CHECK: linnet.attention {{.*}} {linnet.lowering_config = #linnet.lowering_config<thread = [1, 1], reduction = [0, 0], vector = [0, 0]>}
+func.func @special_ops(%q: tensor<1x?x4x8xf32>, %v: tensor<1x?x4x8xf32>, %b: tensor<1x?x4xf32>,
+                       %init: tensor<1x4x8x8xf32>, %len: tensor<1xi32>,
+                       %q1: tensor<1x1x4x8xf32>, %b1: tensor<1x1x4xf32>,
+                       %aq: tensor<1x4x1x64xf32>, %ak: tensor<1x2x512x64xf32>, %off: tensor<1xi32>, %scale: f32)
+    -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x1x64xf32>) {
+  %c1 = arith.constant 1 : index
+  %s = tensor.dim %q, %c1 : tensor<1x?x4x8xf32>
+  %e = tensor.empty(%s) : tensor<1x?x4x8xf32>
+  %o, %f = linnet.delta_rule %q, %q, %v, %b, %b, %len outs(%e, %init)
+      : (tensor<1x?x4x8xf32>, tensor<1x?x4x8xf32>, tensor<1x?x4x8xf32>, tensor<1x?x4xf32>, tensor<1x?x4xf32>, tensor<1xi32>, tensor<1x?x4x8xf32>, tensor<1x4x8x8xf32>)
+      -> (tensor<1x?x4x8xf32>, tensor<1x4x8x8xf32>)
+  %e1 = tensor.empty() : tensor<1x1x4x8xf32>
+  %o1, %f1 = linnet.delta_rule %q1, %q1, %q1, %b1, %b1, %len outs(%e1, %init)
+      : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>, tensor<1xi32>, tensor<1x1x4x8xf32>, tensor<1x4x8x8xf32>)
+      -> (tensor<1x1x4x8xf32>, tensor<1x4x8x8xf32>)
+  %a = linnet.attention %aq, %ak, %ak, %off, %scale
+      : (tensor<1x4x1x64xf32>, tensor<1x2x512x64xf32>, tensor<1x2x512x64xf32>, tensor<1xi32>, f32) -> tensor<1x4x1x64xf32>
+  return %f, %f1, %a : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x1x64xf32>
+}

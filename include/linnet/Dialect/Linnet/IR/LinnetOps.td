@@ -3,6 +3,9 @@
 // The operations of the linnet dialect. Each works on ranked tensors, does its
 // arithmetic in f32 and rounds once to the element type; the verifiers compare
 // the static dimensions that the typing rules of docs/language.md relate.
+// The ops a target gives a kernel of its own (attention, the delta rule) are
+// tiled as ops: their TilingInterface splits the independent dimensions (rows,
+// heads, value columns) and leaves each tile one op of the same kind.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +13,10 @@
 #define LINNET_DIALECT_LINNET_IR_LINNETOPS_TD
 
 include "linnet/Dialect/Linnet/IR/LinnetDialect.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/TilingInterface.td"
 
 def Linnet_FloatTensor : RankedTensorOf<[Linnet_Float]>;
 def Linnet_F32Tensor : RankedTensorOf<[F32]>;
@@ -20,7 +26,14 @@ def Linnet_I32Vector : TensorRankOf<[I32], [1]>;
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-def Linnet_AttentionOp : Linnet_Op<"attention", [Pure]> {
+/// TilingInterface methods the tileable ops implement.
+defvar Linnet_TilingMethods = ["getLoopIteratorTypes", "getIterationDomain",
+    "getTiledImplementation", "getResultTilePosition"];
+
+def Linnet_AttentionOp : Linnet_Op<"attention", [Pure,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
+    DeclareOpInterfaceMethods<TilingInterface, Linnet_TilingMethods>]> {
   let summary = "causal grouped-query softmax attention";
   let description = [{
     Computes causal softmax attention for a batch of rows. `query` is
@@ -34,6 +47,10 @@ def Linnet_AttentionOp : Linnet_Op<"attention", [Pure]> {
     keys is subtracted) and the weighted sum of values are computed in f32;
     the result is rounded once to the element type. A query without any
     allowed key yields zeros.
+
+    Tiling: the loops are `[B, Hq]`, both parallel. A tile of `h` query
+    heads takes the key/value heads they read, so `h` must divide or be a
+    multiple of the group `Hq / Hk`.
 
     Example:
 
@@ -58,14 +75,19 @@ def Linnet_AttentionOp : Linnet_Op<"attention", [Pure]> {
 // DeltaRuleOp
 //===----------------------------------------------------------------------===//
 
-def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [Pure]> {
+def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [Pure,
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<TilingInterface, Linnet_TilingMethods>]> {
   let summary = "gated delta rule scan over a sequence";
   let description = [{
     Runs the gated delta rule (MODEL.md section 8.7) for every row `b` and
     head `n`, starting from the state `initial[b, n]` (`[K, V]`). `query` and
     `key` are `[B, S, N, K]`, `value` is `[B, S, N, V]`, `beta` and `gate` are
     `[B, S, N]`, `initial` is `[B, N, K, V]` and `lengths` is `[B]`; all
-    floats are f32. For `t < lengths[b]`:
+    floats are f32. The op is in destination-passing style: `output_init`
+    (`[B, S, N, V]`, its values unread) and `initial` are the destinations of
+    the two results, so the final state can be written over the initial one.
+    For `t < lengths[b]`:
 
     ```
     St  = St * exp(gate[b, t, n])
@@ -77,22 +99,35 @@ def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [Pure]> {
     Later steps leave the state unchanged and output zeros. The second
     result is the state after the last step.
 
+    Tiling: the loops are `[B, N, V]`, all parallel (each column of a state
+    evolves on its own).
+
     Example:
 
     ```mlir
-    %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %init, %len
+    %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %len
+        outs(%empty, %init)
         : (tensor<2x5x3x4xf32>, tensor<2x5x3x4xf32>, tensor<2x5x3x6xf32>,
-           tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x3x4x6xf32>,
-           tensor<2xi32>) -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+           tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2xi32>,
+           tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+        -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
     ```
   }];
   let arguments = (ins Linnet_F32Tensor:$query, Linnet_F32Tensor:$key,
       Linnet_F32Tensor:$value, Linnet_F32Tensor:$beta, Linnet_F32Tensor:$gate,
-      Linnet_F32Tensor:$initial, Linnet_I32Vector:$lengths);
+      Linnet_I32Vector:$lengths, Linnet_F32Tensor:$output_init,
+      Linnet_F32Tensor:$initial);
   let results = (outs Linnet_F32Tensor:$output, Linnet_F32Tensor:$final_state);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $beta `,` $gate `,` $initial `,` $lengths
+    $query `,` $key `,` $value `,` $beta `,` $gate `,` $lengths
+    `outs` `(` $output_init `,` $initial `)`
     attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The destinations: `output_init`, then `initial`.
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(getOperation(), 6, 2);
+    }
   }];
   let hasVerifier = 1;
 }

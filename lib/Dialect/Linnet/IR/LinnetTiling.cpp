@@ -1,0 +1,202 @@
+//===- LinnetTiling.cpp - the tileable linnet ops' TilingInterface --------===//
+//
+// Attention and the delta rule are tiled as ops, so that a dispatch region
+// holds one tile of a whole special op (every step of its scan or key loop)
+// rather than each of the generics it decomposes into: the tile of an op is
+// the same op on slices of its operands. A target then lowers each tile as
+// it likes (a chain of generics on the CPU today, one kernel on a GPU).
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Dialect/Linnet/IR/LinnetOps.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+
+using namespace mlir;
+using namespace linnet;
+
+namespace {
+
+/// One tiled axis of an operand: the slice takes `size` elements from
+/// `offset` there, and the whole axis elsewhere.
+struct AxisTile {
+  int64_t axis;
+  OpFoldResult offset, size;
+};
+
+Value extractTile(OpBuilder &b, Location loc, Value source,
+                  ArrayRef<AxisTile> tiles) {
+  int64_t rank = cast<RankedTensorType>(source.getType()).getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, source);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  for (const AxisTile &tile : tiles) {
+    offsets[tile.axis] = tile.offset;
+    sizes[tile.axis] = tile.size;
+  }
+  return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
+                                        strides);
+}
+
+/// The tiled op: `op` on `operands`, its result types those of `inits`
+/// (destinations) or `resultTypes`, and the slices made for it.
+TilingResult cloneOnTiles(OpBuilder &b, Operation *op, ValueRange operands,
+                          TypeRange resultTypes) {
+  Operation *tiled = clone(b, op, resultTypes, operands);
+  SmallVector<Operation *> slices;
+  for (Value operand : operands)
+    if (auto slice = operand.getDefiningOp<tensor::ExtractSliceOp>())
+      slices.push_back(slice);
+  return TilingResult{{tiled}, SmallVector<Value>(tiled->getResults()), slices};
+}
+
+SmallVector<Range> domainOf(OpBuilder &b, Location loc,
+                            ArrayRef<std::pair<Value, int64_t>> axes) {
+  SmallVector<Range> domain;
+  for (auto [value, axis] : axes)
+    domain.push_back(Range{b.getIndexAttr(0),
+                           tensor::getMixedSize(b, loc, value, axis),
+                           b.getIndexAttr(1)});
+  return domain;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// AttentionOp: loops [B, Hq]
+//===----------------------------------------------------------------------===//
+
+SmallVector<utils::IteratorType> AttentionOp::getLoopIteratorTypes() {
+  return {2, utils::IteratorType::parallel};
+}
+
+SmallVector<Range> AttentionOp::getIterationDomain(OpBuilder &b) {
+  return domainOf(b, getLoc(), {{getQuery(), 0}, {getQuery(), 1}});
+}
+
+FailureOr<TilingResult>
+AttentionOp::getTiledImplementation(OpBuilder &b,
+                                    ArrayRef<OpFoldResult> offsets,
+                                    ArrayRef<OpFoldResult> sizes) {
+  Location loc = getLoc();
+  int64_t queryHeads = getQuery().getType().getDimSize(1),
+          keyHeads = getKey().getType().getDimSize(1);
+  if (ShapedType::isDynamic(queryHeads) || ShapedType::isDynamic(keyHeads))
+    return emitOpError("is tiled over query heads only with static head "
+                       "counts");
+  // A tile of query heads reads whole groups, or a part of one group.
+  int64_t group = queryHeads / keyHeads;
+  // The tile size is the size's upper bound (a last, partial tile is an
+  // affine.min of it and the rest).
+  FailureOr<int64_t> size = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::UB, sizes[1], /*stopCondition=*/nullptr,
+      /*closedUB=*/true);
+  if (failed(size))
+    return emitOpError("is tiled over query heads only by a static tile size");
+  if (*size % group != 0 && group % *size != 0)
+    return emitOpError() << "cannot be tiled by " << *size
+                         << " query heads: a tile must divide or be a "
+                            "multiple of the group of "
+                         << group;
+  AffineExpr s0 = b.getAffineSymbolExpr(0);
+  OpFoldResult keyOffset = affine::makeComposedFoldedAffineApply(
+      b, loc, s0.floorDiv(group), {offsets[1]});
+  OpFoldResult keySize = affine::makeComposedFoldedAffineApply(
+      b, loc, s0.ceilDiv(group), {sizes[1]});
+
+  AxisTile rows{0, offsets[0], sizes[0]};
+  SmallVector<Value> operands = {
+      extractTile(b, loc, getQuery(), {rows, {1, offsets[1], sizes[1]}}),
+      extractTile(b, loc, getKey(), {rows, {1, keyOffset, keySize}}),
+      extractTile(b, loc, getValue(), {rows, {1, keyOffset, keySize}}),
+      extractTile(b, loc, getOffset(), {rows}), getScale()};
+  if (Value lengths = getLengths())
+    operands.push_back(extractTile(b, loc, lengths, {rows}));
+  auto queryType = cast<RankedTensorType>(operands[0].getType());
+  SmallVector<int64_t> shape(queryType.getShape());
+  shape[3] = getValue().getType().getDimSize(3);
+  Type resultType =
+      RankedTensorType::get(shape, getResult().getType().getElementType());
+  return cloneOnTiles(b, getOperation(), operands, resultType);
+}
+
+LogicalResult AttentionOp::getResultTilePosition(
+    OpBuilder &b, unsigned, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
+    SmallVector<OpFoldResult> &resultSizes) {
+  Location loc = getLoc();
+  resultOffsets = {offsets[0], offsets[1], b.getIndexAttr(0),
+                   b.getIndexAttr(0)};
+  resultSizes = {sizes[0], sizes[1],
+                 tensor::getMixedSize(b, loc, getQuery(), 2),
+                 tensor::getMixedSize(b, loc, getValue(), 3)};
+  return success();
+}
+
+LogicalResult
+AttentionOp::reifyResultShapes(OpBuilder &b,
+                               ReifiedRankedShapedTypeDims &shapes) {
+  Location loc = getLoc();
+  shapes = {{tensor::getMixedSize(b, loc, getQuery(), 0),
+             tensor::getMixedSize(b, loc, getQuery(), 1),
+             tensor::getMixedSize(b, loc, getQuery(), 2),
+             tensor::getMixedSize(b, loc, getValue(), 3)}};
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// DeltaRuleOp: loops [B, N, V]
+//===----------------------------------------------------------------------===//
+
+SmallVector<utils::IteratorType> DeltaRuleOp::getLoopIteratorTypes() {
+  return {3, utils::IteratorType::parallel};
+}
+
+SmallVector<Range> DeltaRuleOp::getIterationDomain(OpBuilder &b) {
+  return domainOf(b, getLoc(),
+                  {{getQuery(), 0}, {getQuery(), 2}, {getValue(), 3}});
+}
+
+FailureOr<TilingResult>
+DeltaRuleOp::getTiledImplementation(OpBuilder &b,
+                                    ArrayRef<OpFoldResult> offsets,
+                                    ArrayRef<OpFoldResult> sizes) {
+  Location loc = getLoc();
+  AxisTile rows{0, offsets[0], sizes[0]};
+  // Heads are axis 2 of the per-token operands, axis 1 of the state; value
+  // columns the last axis of both.
+  AxisTile heads{2, offsets[1], sizes[1]}, stateHeads{1, offsets[1], sizes[1]};
+  AxisTile columns{3, offsets[2], sizes[2]};
+  SmallVector<Value> operands = {
+      extractTile(b, loc, getQuery(), {rows, heads}),
+      extractTile(b, loc, getKey(), {rows, heads}),
+      extractTile(b, loc, getValue(), {rows, heads, columns}),
+      extractTile(b, loc, getBeta(), {rows, heads}),
+      extractTile(b, loc, getGate(), {rows, heads}),
+      extractTile(b, loc, getLengths(), {rows}),
+      extractTile(b, loc, getOutputInit(), {rows, heads, columns}),
+      extractTile(b, loc, getInitial(), {rows, stateHeads, columns})};
+  return cloneOnTiles(b, getOperation(), operands,
+                      TypeRange{operands[6].getType(), operands[7].getType()});
+}
+
+LogicalResult DeltaRuleOp::getResultTilePosition(
+    OpBuilder &b, unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
+    SmallVector<OpFoldResult> &resultSizes) {
+  Location loc = getLoc();
+  OpFoldResult zero = b.getIndexAttr(0);
+  if (resultNumber == 0) {
+    resultOffsets = {offsets[0], zero, offsets[1], offsets[2]};
+    resultSizes = {sizes[0], tensor::getMixedSize(b, loc, getQuery(), 1),
+                   sizes[1], sizes[2]};
+  } else {
+    resultOffsets = {offsets[0], offsets[1], zero, offsets[2]};
+    resultSizes = {sizes[0], sizes[1],
+                   tensor::getMixedSize(b, loc, getInitial(), 2), sizes[2]};
+  }
+  return success();
+}

@@ -1,0 +1,113 @@
+// Attention and the delta rule are tiled as ops (TilingInterface): a tile is
+// the same op on slices of the operands. The delta rule's loops are rows,
+// heads and value columns, its state tile a destination taken from the
+// loop's shared output (so the state is updated in place); attention's are
+// rows and query heads, a tile of query heads taking the key/value heads its
+// group reads.
+// RUN: linnet-opt %s --transform-interpreter --split-input-file --verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @delta_rule
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x?x4x8xf32>, {{.*}} %[[INIT:[^:]+]]: tensor<2x4x8x16xf32>, %[[LEN:[^:]+]]: tensor<2xi32>)
+// CHECK: %[[EMPTY:.*]] = tensor.empty
+// CHECK: scf.forall (%[[B:.*]], %[[N:.*]], %[[V:.*]]) in (2, 2, 2) shared_outs(%[[OUT:.*]] = %[[EMPTY]], %[[STATE:.*]] = %[[INIT]])
+// CHECK-DAG: %[[N0:.*]] = affine.apply #{{.*}}(%[[N]])
+// CHECK-DAG: %[[V0:.*]] = affine.apply #{{.*}}(%[[V]])
+// CHECK: tensor.extract_slice %[[Q]][%[[B]], 0, %[[N0]], 0] [1, %{{.*}}, 2, 8]
+// CHECK: tensor.extract_slice %[[LEN]][%[[B]]] [1] [1]
+// CHECK: %[[OUT_T:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[N0]], %[[V0]]] [1, %{{.*}}, 2, 8]
+// CHECK: %[[STATE_T:.*]] = tensor.extract_slice %[[STATE]][%[[B]], %[[N0]], 0, %[[V0]]] [1, 2, 8, 8]
+// CHECK: %[[O:.*]], %[[F:.*]] = linnet.delta_rule {{.*}} outs(%[[OUT_T]], %[[STATE_T]]) : {{.*}} -> (tensor<1x?x2x8xf32>, tensor<1x2x8x8xf32>)
+// CHECK: tensor.parallel_insert_slice %[[O]] into %[[OUT]][%[[B]], 0, %[[N0]], %[[V0]]]
+// CHECK: tensor.parallel_insert_slice %[[F]] into %[[STATE]][%[[B]], %[[N0]], 0, %[[V0]]] [1, 2, 8, 8]
+func.func @delta_rule(%q: tensor<2x?x4x8xf32>, %k: tensor<2x?x4x8xf32>,
+                      %v: tensor<2x?x4x16xf32>, %beta: tensor<2x?x4xf32>,
+                      %g: tensor<2x?x4xf32>, %init: tensor<2x4x8x16xf32>,
+                      %lengths: tensor<2xi32>)
+    -> (tensor<2x?x4x16xf32>, tensor<2x4x8x16xf32>) {
+  %c1 = arith.constant 1 : index
+  %s = tensor.dim %q, %c1 : tensor<2x?x4x8xf32>
+  %empty = tensor.empty(%s) : tensor<2x?x4x16xf32>
+  %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %lengths
+      outs(%empty, %init)
+      : (tensor<2x?x4x8xf32>, tensor<2x?x4x8xf32>, tensor<2x?x4x16xf32>,
+         tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2xi32>,
+         tensor<2x?x4x16xf32>, tensor<2x4x8x16xf32>)
+      -> (tensor<2x?x4x16xf32>, tensor<2x4x8x16xf32>)
+  return %out, %final : tensor<2x?x4x16xf32>, tensor<2x4x8x16xf32>
+}
+
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %op = transform.structured.match ops{["linnet.delta_rule"]} in %root : (!transform.any_op) -> !transform.any_op
+    %tiled, %loop = transform.structured.tile_using_forall %op tile_sizes [1, 2, 8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
+
+// -----
+
+// Hq = 8 over Hk = 2: a group of 4. Tiles of 2 query heads from h read one
+// key head, h floordiv 4; tiles of 8 read both.
+// CHECK: #[[QUARTER:.*]] = affine_map<()[s0] -> (s0 floordiv 4)>
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x8x?x16xbf16>, %[[K:[^:]+]]: tensor<2x2x32x16xbf16>, %[[V:[^:]+]]: tensor<2x2x32x8xbf16>, %[[OFF:[^:]+]]: tensor<2xi32>, %[[SCALE:[^:]+]]: f32, %[[LEN:[^:]+]]: tensor<2xi32>)
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]]) in (2, 4) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK: %[[H0:.*]] = affine.apply #{{.*}}(%[[H]])
+// CHECK: %[[KH:.*]] = affine.apply #[[QUARTER]]()[%[[H0]]]
+// CHECK: %[[QT:.*]] = tensor.extract_slice %[[Q]][%[[B]], %[[H0]], 0, 0] [1, 2, %{{.*}}, 16]
+// CHECK: %[[KT:.*]] = tensor.extract_slice %[[K]][%[[B]], %[[KH]], 0, 0] [1, 1, 32, 16]
+// CHECK: %[[VT:.*]] = tensor.extract_slice %[[V]][%[[B]], %[[KH]], 0, 0] [1, 1, 32, 8]
+// CHECK: %[[OT:.*]] = tensor.extract_slice %[[OFF]][%[[B]]] [1] [1]
+// CHECK: %[[LT:.*]] = tensor.extract_slice %[[LEN]][%[[B]]] [1] [1]
+// CHECK: %[[A:.*]] = linnet.attention %[[QT]], %[[KT]], %[[VT]], %[[OT]], %[[SCALE]] lengths %[[LT]] {tile = 2 : i64} : {{.*}} -> tensor<1x2x?x8xbf16>
+// CHECK: tensor.parallel_insert_slice %[[A]] into %[[OUT]][%[[B]], %[[H0]], 0, 0] [1, 2, %{{.*}}, 8]
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 1) shared_outs
+// CHECK: tensor.extract_slice %[[K]][%{{.*}}, %{{.*}}, 0, 0] [1, 2, 32, 16]
+// CHECK: linnet.attention {{.*}} -> tensor<1x8x?x8xbf16>
+func.func @attention(%q: tensor<2x8x?x16xbf16>, %k: tensor<2x2x32x16xbf16>,
+                     %v: tensor<2x2x32x8xbf16>, %off: tensor<2xi32>,
+                     %scale: f32, %len: tensor<2xi32>)
+    -> (tensor<2x8x?x8xbf16>, tensor<2x8x?x8xbf16>) {
+  %o = linnet.attention %q, %k, %v, %off, %scale lengths %len {tile = 2}
+      : (tensor<2x8x?x16xbf16>, tensor<2x2x32x16xbf16>, tensor<2x2x32x8xbf16>,
+         tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x8x?x8xbf16>
+  %o8 = linnet.attention %q, %k, %v, %off, %scale lengths %len {tile = 8}
+      : (tensor<2x8x?x16xbf16>, tensor<2x2x32x16xbf16>, tensor<2x2x32x8xbf16>,
+         tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x8x?x8xbf16>
+  return %o, %o8 : tensor<2x8x?x8xbf16>, tensor<2x8x?x8xbf16>
+}
+
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %two = transform.structured.match ops{["linnet.attention"]} attributes {tile = 2} in %root : (!transform.any_op) -> !transform.any_op
+    %t2, %l2 = transform.structured.tile_using_forall %two tile_sizes [1, 2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %eight = transform.structured.match ops{["linnet.attention"]} attributes {tile = 8} in %root : (!transform.any_op) -> !transform.any_op
+    %t8, %l8 = transform.structured.tile_using_forall %eight tile_sizes [1, 8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
+
+// -----
+
+// A tile of 3 query heads would split a group of 4 across tiles.
+func.func @attention_tile_splits_group(%q: tensor<1x8x4x16xf32>, %k: tensor<1x2x32x16xf32>,
+                                       %v: tensor<1x2x32x16xf32>, %off: tensor<1xi32>,
+                                       %scale: f32) -> tensor<1x8x4x16xf32> {
+  // expected-error @+4 {{cannot be tiled by 3 query heads: a tile must divide or be a multiple of the group of 4}}
+  // expected-error @+3 {{to tile operation}}
+  // expected-error @+2 {{failed to generate tiling loops}}
+  // expected-note @+1 {{when applied to this op}}
+  %o = linnet.attention %q, %k, %v, %off, %scale
+      : (tensor<1x8x4x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>,
+         tensor<1xi32>, f32) -> tensor<1x8x4x16xf32>
+  return %o : tensor<1x8x4x16xf32>
+}
+
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %op = transform.structured.match ops{["linnet.attention"]} in %root : (!transform.any_op) -> !transform.any_op
+    // expected-error @+1 {{failed to apply}}
+    %t, %l = transform.structured.tile_using_forall %op tile_sizes [1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
