@@ -51,6 +51,8 @@ import sys
 import tarfile
 import tempfile
 import time
+import urllib.parse
+import urllib.request
 
 from benchlib import (MODEL, NICE, TOP, checkpoint_tensors, load_average, log, machine,
                       run, begin_run)
@@ -113,6 +115,29 @@ def spread(values):
 
 # --- llama.cpp: source, build, converter environment -------------------------------------------
 
+def download_sdist(package, folder):
+    """The newest sdist of `package` from PyPI's JSON API, its sha256 checked. (`pip download
+    --no-binary :all:` would build every build dependency from source to read the metadata.)"""
+    index = f"https://pypi.org/pypi/{package}/json"
+    with urllib.request.urlopen(index, timeout=60) as response:
+        release = json.load(response)
+    sdists = [f for f in release["urls"] if f["packagetype"] == "sdist"]
+    if not sdists:
+        sys.exit(f"llama_cpp.py: PyPI lists no sdist of {package} {release['info']['version']}")
+    sdist = sdists[0]
+    partial = os.path.join(folder, sdist["filename"] + ".part")
+    digest = hashlib.sha256()
+    with urllib.request.urlopen(urllib.parse.urljoin(index, sdist["url"]), timeout=600) as src, \
+            open(partial, "wb") as out:
+        while chunk := src.read(1 << 20):
+            digest.update(chunk)
+            out.write(chunk)
+    if digest.hexdigest() != sdist["digests"]["sha256"]:
+        os.remove(partial)
+        sys.exit(f"llama_cpp.py: {sdist['filename']}: sha256 differs from PyPI's")
+    os.rename(partial, os.path.join(folder, sdist["filename"]))
+
+
 def llama_source(cache):
     """The unpacked llama-cpp-python sdist's vendor/llama.cpp (downloaded once)."""
     sdists = os.path.join(cache, "sdist")
@@ -120,8 +145,7 @@ def llama_source(cache):
     tarballs = sorted(f for f in os.listdir(sdists) if f.endswith(".tar.gz"))
     if not tarballs:
         log("downloading the llama-cpp-python sdist from PyPI")
-        run(NICE + [DEBIAN_PYTHON, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
-                    "llama-cpp-python", "-d", sdists])
+        download_sdist("llama-cpp-python", sdists)
         tarballs = sorted(f for f in os.listdir(sdists) if f.endswith(".tar.gz"))
     tarball = tarballs[-1]
     name = tarball[:-len(".tar.gz")]

@@ -6,8 +6,8 @@
 // blocks of 256); a contraction whose operands both run along k is a dot
 // product per output with lanes along k; other ops get vectors along their
 // innermost loop and split their outermost parallel loop over threads; the
-// ops tiled as ops (attention, the delta rule) get a row and a head per
-// thread.
+// ops tiled as ops get a row and a head (attention, the delta rule) or a
+// block of channels (the causal convolution) per thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -208,9 +208,12 @@ uint64_t workOf(ArrayRef<int64_t> sizes) {
 
 /// The thread tiles of an op tiled as an op: a row and a head per tile (a
 /// head's whole scan or loop over keys is the unit of work, its state or
-/// keys read by one thread); none where the whole op is too little work for
-/// two tiles (a decode step of a small state). Null for other ops.
-std::optional<SmallVector<int64_t>> specialOpThreadTiles(Operation *op) {
+/// keys read by one thread), a row and about 1/16 of the channels for the
+/// causal convolution; none where the whole op is too little work for two
+/// tiles (a decode step of a small state). Null for other ops.
+std::optional<SmallVector<int64_t>>
+specialOpThreadTiles(Operation *op,
+                     const linnet::LinnetCpuSelectLoweringConfigOptions &o) {
   auto shape = [](Value value) {
     return cast<RankedTensorType>(value.getType()).getShape();
   };
@@ -229,6 +232,20 @@ std::optional<SmallVector<int64_t>> specialOpThreadTiles(Operation *op) {
     if (workOf(sizes) < 2 * kMinTileElements)
       return SmallVector<int64_t>{0, 0, 0};
     return SmallVector<int64_t>{1, 1, 0};
+  }
+  if (auto conv = dyn_cast<linnet::CausalConvOp>(op)) {
+    // B * S * C * W multiply-adds; channels in whole vectors.
+    SmallVector<int64_t> sizes(shape(conv.getInput()));
+    sizes.push_back(shape(conv.getTaps())[1]);
+    if (workOf(sizes) < 2 * kMinTileElements)
+      return SmallVector<int64_t>{0, 0};
+    int64_t channels = shape(conv.getInput())[2];
+    int64_t chunk = 8 * o.vectorLength;
+    if (!ShapedType::isDynamic(channels))
+      chunk = std::min<int64_t>(
+          channels, llvm::alignTo(llvm::divideCeil(channels, kTilesPerRegion),
+                                  o.vectorLength));
+    return SmallVector<int64_t>{1, chunk};
   }
   return std::nullopt;
 }
@@ -259,7 +276,8 @@ struct CpuSelectLoweringConfigPass
     getOperation().walk([&](TilingInterface op) {
       if (linnet::codegen::getLoweringConfig(op))
         return;
-      std::optional<SmallVector<int64_t>> thread = specialOpThreadTiles(op);
+      std::optional<SmallVector<int64_t>> thread =
+          specialOpThreadTiles(op, options);
       if (!thread)
         return;
       SmallVector<int64_t> none(thread->size(), 0);

@@ -3,6 +3,16 @@
 // RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg \
 // RUN:   | mlir-opt %lower-to-llvm | %run-main \
 // RUN:   | %refpython %S/Inputs/causal_conv.py | FileCheck %s
+// Tiled as an op by the CPU pipeline (the configuration pinned on the op: a
+// row and 2 of the 3 channels per tile, the last tile 1), each tile lowered
+// in its dispatch region:
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-cpu-pipeline \
+// RUN:   | %run-main-openmp | %refpython %S/Inputs/causal_conv.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir \
+// RUN:   | linnet-opt --linnet-cpu-pipeline="stop-after=linalg" \
+// RUN:   | FileCheck %s --check-prefix=TILED
+// TILED: scf.forall ({{.*}}) = (0, 0) to (4, 3) step (1, 2)
+// TILED-NOT: linnet.causal_conv
 //
 // Tolerance: 1e-5 absolute plus 1e-4 relative: inputs differ by about 1e-7
 // between f32 here and f64 in numpy, sums have only W = 4 terms, and
@@ -32,6 +42,8 @@ func.func @main() {
   %history = tensor.cast %history0 : tensor<?x?x?xf32> to tensor<4x3x3xf32>
   %lengths = arith.constant dense<[7, 2, 0, -3]> : tensor<4xi32>
   %y, %new_history = linnet.causal_conv %x, %taps, %history, %lengths
+      {linnet.lowering_config = #linnet.lowering_config<
+          thread = [1, 2], reduction = [0, 0], vector = [1, 1]>}
       : (tensor<4x5x3xf32>, tensor<3x4xf32>, tensor<4x3x3xf32>, tensor<4xi32>)
       -> (tensor<4x5x3xf32>, tensor<4x3x3xf32>)
   %printed_y = tensor.cast %y : tensor<4x5x3xf32> to tensor<*xf32>

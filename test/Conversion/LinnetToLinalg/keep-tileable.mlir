@@ -1,20 +1,24 @@
 // With keep-tileable, linnet-lower-to-linalg leaves the ops tiled as ops
-// (attention, the delta rule: TilingInterface) for a target's Codegen, and
-// lowers the others (here causal_conv) as always.
+// (attention, the delta rule, the causal convolution: TilingInterface) for a
+// target's Codegen, and lowers the others (here rank) as always.
 // RUN: linnet-opt %s --linnet-lower-to-linalg="keep-tileable=true" | FileCheck %s
 // RUN: linnet-opt %s --linnet-lower-to-linalg | FileCheck %s --check-prefix=ALL
 
 // CHECK-LABEL: func.func @mixed
-// CHECK-NOT: linnet.causal_conv
+// CHECK-NOT: linnet.rank
+// CHECK: linnet.causal_conv
+// CHECK-NOT: linnet.rank
 // CHECK: linnet.delta_rule
 // CHECK: linnet.attention
+// CHECK-NOT: linnet.rank
 // ALL-LABEL: func.func @mixed
 // ALL-NOT: linnet.
 // ALL: return
 func.func @mixed(%x: tensor<1x4x3xf32>, %taps: tensor<3x4xf32>, %hist: tensor<1x3x3xf32>,
                  %q: tensor<1x4x2x3xf32>, %b: tensor<1x4x2xf32>, %init: tensor<1x2x3x3xf32>,
                  %len: tensor<1xi32>, %aq: tensor<1x2x4x3xf32>, %scale: f32)
-    -> (tensor<1x4x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x4x3xf32>) {
+    -> (tensor<1x4x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x4x3xf32>, tensor<1x4x3xi32>) {
+  %r = linnet.rank %x : tensor<1x4x3xf32> -> tensor<1x4x3xi32>
   %y, %h = linnet.causal_conv %x, %taps, %hist, %len
       : (tensor<1x4x3xf32>, tensor<3x4xf32>, tensor<1x3x3xf32>, tensor<1xi32>)
       -> (tensor<1x4x3xf32>, tensor<1x3x3xf32>)
@@ -26,5 +30,5 @@ func.func @mixed(%x: tensor<1x4x3xf32>, %taps: tensor<3x4xf32>, %hist: tensor<1x
   %a = linnet.attention %aq, %aq, %aq, %len, %scale
       : (tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>, tensor<1xi32>, f32)
       -> tensor<1x2x4x3xf32>
-  return %y, %f, %a : tensor<1x4x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x4x3xf32>
+  return %y, %f, %a, %r : tensor<1x4x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x4x3xf32>, tensor<1x4x3xi32>
 }

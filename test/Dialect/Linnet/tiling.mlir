@@ -1,9 +1,9 @@
-// Attention and the delta rule are tiled as ops (TilingInterface): a tile is
-// the same op on slices of the operands. The delta rule's loops are rows,
+// Attention, the delta rule and the causal convolution are tiled as ops
+// (TilingInterface): a tile is the same op on slices of the operands. The delta rule's loops are rows,
 // heads and value columns, its state tile a destination taken from the
 // loop's shared output (so the state is updated in place); attention's are
 // rows and query heads, a tile of query heads taking the key/value heads its
-// group reads.
+// group reads; the convolution's are rows and channels.
 // RUN: linnet-opt %s --transform-interpreter --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @delta_rule
@@ -108,6 +108,36 @@ module attributes {transform.with_named_sequence} {
     %op = transform.structured.match ops{["linnet.attention"]} in %root : (!transform.any_op) -> !transform.any_op
     // expected-error @+1 {{failed to apply}}
     %t, %l = transform.structured.tile_using_forall %op tile_sizes [1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @causal_conv
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x?x6xf32>, %[[TAPS:[^:]+]]: tensor<6x4xf32>, %[[HIST:[^:]+]]: tensor<2x3x6xf32>, %[[LEN:[^:]+]]: tensor<2xi32>)
+// CHECK: scf.forall (%[[B:.*]], %[[C:.*]]) in (2, 2) shared_outs(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %{{.*}})
+// CHECK: %[[C0:.*]] = affine.apply #{{.*}}(%[[C]])
+// CHECK: %[[XT:.*]] = tensor.extract_slice %[[X]][%[[B]], 0, %[[C0]]] [1, %{{.*}}, 3]
+// CHECK: %[[TT:.*]] = tensor.extract_slice %[[TAPS]][%[[C0]], 0] [3, 4]
+// CHECK: %[[HT:.*]] = tensor.extract_slice %[[HIST]][%[[B]], 0, %[[C0]]] [1, 3, 3]
+// CHECK: %[[LT:.*]] = tensor.extract_slice %[[LEN]][%[[B]]] [1] [1]
+// CHECK: %[[O:.*]], %[[N:.*]] = linnet.causal_conv %[[XT]], %[[TT]], %[[HT]], %[[LT]] : {{.*}} -> (tensor<1x?x3xf32>, tensor<1x3x3xf32>)
+// CHECK: tensor.parallel_insert_slice %[[O]] into %[[Y]][%[[B]], 0, %[[C0]]] [1, %{{.*}}, 3]
+// CHECK: tensor.parallel_insert_slice %[[N]] into %[[H]][%[[B]], 0, %[[C0]]] [1, 3, 3]
+func.func @causal_conv(%x: tensor<2x?x6xf32>, %taps: tensor<6x4xf32>,
+                       %hist: tensor<2x3x6xf32>, %len: tensor<2xi32>)
+    -> (tensor<2x?x6xf32>, tensor<2x3x6xf32>) {
+  %y, %h = linnet.causal_conv %x, %taps, %hist, %len
+      : (tensor<2x?x6xf32>, tensor<6x4xf32>, tensor<2x3x6xf32>, tensor<2xi32>)
+      -> (tensor<2x?x6xf32>, tensor<2x3x6xf32>)
+  return %y, %h : tensor<2x?x6xf32>, tensor<2x3x6xf32>
+}
+
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %op = transform.structured.match ops{["linnet.causal_conv"]} in %root : (!transform.any_op) -> !transform.any_op
+    %tiled, %loop = transform.structured.tile_using_forall %op tile_sizes [1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.yield
   }
 }

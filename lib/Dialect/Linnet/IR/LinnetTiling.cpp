@@ -1,10 +1,11 @@
 //===- LinnetTiling.cpp - the tileable linnet ops' TilingInterface --------===//
 //
-// Attention and the delta rule are tiled as ops, so that a dispatch region
-// holds one tile of a whole special op (every step of its scan or key loop)
-// rather than each of the generics it decomposes into: the tile of an op is
-// the same op on slices of its operands. A target then lowers each tile as
-// it likes (a chain of generics on the CPU today, one kernel on a GPU).
+// Attention, the delta rule and the causal convolution are tiled as ops, so
+// that a dispatch region holds one tile of a whole special op (every step of
+// its scan or key loop) rather than each of the generics it decomposes into:
+// the tile of an op is the same op on slices of its operands. A target then
+// lowers each tile as it likes (a chain of generics on the CPU today, one
+// kernel on a GPU).
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,5 +199,53 @@ LogicalResult DeltaRuleOp::getResultTilePosition(
     resultSizes = {sizes[0], sizes[1],
                    tensor::getMixedSize(b, loc, getInitial(), 2), sizes[2]};
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CausalConvOp: loops [B, C]
+//===----------------------------------------------------------------------===//
+
+SmallVector<utils::IteratorType> CausalConvOp::getLoopIteratorTypes() {
+  return {2, utils::IteratorType::parallel};
+}
+
+SmallVector<Range> CausalConvOp::getIterationDomain(OpBuilder &b) {
+  return domainOf(b, getLoc(), {{getInput(), 0}, {getInput(), 2}});
+}
+
+FailureOr<TilingResult>
+CausalConvOp::getTiledImplementation(OpBuilder &b,
+                                     ArrayRef<OpFoldResult> offsets,
+                                     ArrayRef<OpFoldResult> sizes) {
+  Location loc = getLoc();
+  AxisTile rows{0, offsets[0], sizes[0]};
+  AxisTile channels{2, offsets[1], sizes[1]};
+  SmallVector<Value> operands = {
+      extractTile(b, loc, getInput(), {rows, channels}),
+      extractTile(b, loc, getTaps(), {{0, offsets[1], sizes[1]}}),
+      extractTile(b, loc, getHistory(), {rows, channels}),
+      extractTile(b, loc, getLengths(), {rows})};
+  return cloneOnTiles(b, getOperation(), operands,
+                      TypeRange{operands[0].getType(), operands[2].getType()});
+}
+
+LogicalResult CausalConvOp::getResultTilePosition(
+    OpBuilder &b, unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
+    SmallVector<OpFoldResult> &resultSizes) {
+  Value whole = resultNumber == 0 ? getInput() : getHistory();
+  resultOffsets = {offsets[0], b.getIndexAttr(0), offsets[1]};
+  resultSizes = {sizes[0], tensor::getMixedSize(b, getLoc(), whole, 1),
+                 sizes[1]};
+  return success();
+}
+
+LogicalResult
+CausalConvOp::reifyResultShapes(OpBuilder &b,
+                                ReifiedRankedShapedTypeDims &shapes) {
+  Location loc = getLoc();
+  shapes = {tensor::getMixedSizes(b, loc, getInput()),
+            tensor::getMixedSizes(b, loc, getHistory())};
   return success();
 }

@@ -3,8 +3,8 @@
 // The operations of the linnet dialect. Each works on ranked tensors, does its
 // arithmetic in f32 and rounds once to the element type; the verifiers compare
 // the static dimensions that the typing rules of docs/language.md relate.
-// The ops a target gives a kernel of its own (attention, the delta rule) are
-// tiled as ops: their TilingInterface splits the independent dimensions (rows,
+// The ops a target gives a kernel of its own (attention, the delta rule, the
+// causal convolution) are tiled as ops: their TilingInterface splits the independent dimensions (rows,
 // heads, value columns) and leaves each tile one op of the same kind.
 //
 //===----------------------------------------------------------------------===//
@@ -136,7 +136,10 @@ def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [Pure,
 // CausalConvOp
 //===----------------------------------------------------------------------===//
 
-def Linnet_CausalConvOp : Linnet_Op<"causal_conv", [Pure]> {
+def Linnet_CausalConvOp : Linnet_Op<"causal_conv", [Pure,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
+    DeclareOpInterfaceMethods<TilingInterface, Linnet_TilingMethods>]> {
   let summary = "depthwise causal convolution with carried history";
   let description = [{
     Convolves every channel of `input` (`[B, S, C]`) with its own `W` taps
@@ -152,6 +155,8 @@ def Linnet_CausalConvOp : Linnet_Op<"causal_conv", [Pure]> {
     second result is the history for the next call: the `W - 1` rows of `xx`
     that end at row `lengths[b]` of `input` (`lengths[b]` clamped to
     `[0, S]`), i.e. `new_history[b, j] = xx[b, len_b + j]`.
+
+    Tiling: the loops are `[B, C]`, both parallel.
 
     Example:
 
