@@ -161,8 +161,7 @@ int linnet::driver::runBuild(const char *argv0) {
     entries = manifest.entries;
     return true;
   };
-  CpuPipelineOptions cpuOptions;
-  cpuOptions.bf16DotProducts = cpuHasBf16DotProducts(buildCpu);
+  CpuPipelineOptions cpuOptions = cpuPipelineOptionsFor(buildCpu);
   if (!compileModel(session, buildBindings, entries, LoweringStage::LLVM,
                     cpuOptions, compiled, describe))
     return 1;

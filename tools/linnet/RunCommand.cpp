@@ -142,8 +142,7 @@ int linnet::driver::runRun(const char *argv0) {
     return true;
   };
   // The JIT compiles for this machine's CPU.
-  CpuPipelineOptions cpuOptions;
-  cpuOptions.bf16DotProducts = cpuHasBf16DotProducts("native");
+  CpuPipelineOptions cpuOptions = cpuPipelineOptionsFor("native");
   CompiledModel compiled;
   if (!compileModel(session, bindArgs, entries, LoweringStage::LLVM, cpuOptions,
                     compiled, prepare))

@@ -125,8 +125,8 @@ llvm::Error checkObjectCpu(llvm::StringRef cpu) {
   return subtarget ? llvm::Error::success() : subtarget.takeError();
 }
 
-bool cpuHasBf16DotProducts(llvm::StringRef cpu) {
-  constexpr llvm::StringLiteral feature = "avx512bf16";
+/// Whether `cpu` (`native`: the host's reported features) has `feature`.
+static bool cpuHasFeature(llvm::StringRef cpu, llvm::StringRef feature) {
   if (cpu == "native") {
     llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
     auto found = host.find(feature);
@@ -139,6 +139,24 @@ bool cpuHasBf16DotProducts(llvm::StringRef cpu) {
     return false;
   }
   return *subtarget && (*subtarget)->checkFeatures(("+" + feature).str());
+}
+
+bool cpuHasBf16DotProducts(llvm::StringRef cpu) {
+  return cpuHasFeature(cpu, "avx512bf16");
+}
+
+CpuPipelineOptions cpuPipelineOptionsFor(llvm::StringRef cpu) {
+  CpuPipelineOptions options;
+  options.bf16DotProducts = cpuHasBf16DotProducts(cpu);
+  if (cpuHasFeature(cpu, "avx512f"))
+    return options; // The defaults: 32 registers of 16 f32 lanes.
+  // 16 registers of 8 lanes (AVX2) or 4 (SSE): register tiles whose
+  // accumulators and operand vectors fit in them (the AVX-512 tiles spill:
+  // a 4x4x16 dot-product tile alone is 32 accumulator registers).
+  int64_t lanes = cpuHasFeature(cpu, "avx") ? 8 : 4;
+  options.dotProductRegisterTile = {2, 4, lanes};   // 8 + 6 registers
+  options.contractionRegisterTile = {4, 2 * lanes}; // 8 + 3 registers
+  return options;
 }
 
 /// Generates one object file of `module` (optimized) for `cpu`.

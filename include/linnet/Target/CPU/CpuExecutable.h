@@ -12,6 +12,8 @@
 #ifndef LINNET_TARGET_CPU_CPUEXECUTABLE_H
 #define LINNET_TARGET_CPU_CPUEXECUTABLE_H
 
+#include "linnet/Target/CPU/CpuPipeline.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -138,6 +140,12 @@ llvm::Error checkObjectCpu(llvm::StringRef cpu);
 /// adds pairs of bf16 values in one instruction (AVX512-BF16), the
 /// CpuPipelineOptions::bf16DotProducts the code for it can use.
 bool cpuHasBf16DotProducts(llvm::StringRef cpu);
+
+/// The CPU pipeline's options for code that runs on `cpu` (an LLVM CPU name,
+/// or `native`): register tiles that fit its vector registers (the defaults
+/// for AVX-512's 32; smaller with AVX2's or SSE's 16) and bf16 dot products
+/// where it has them.
+CpuPipelineOptions cpuPipelineOptionsFor(llvm::StringRef cpu);
 
 /// Writes `module` (at CpuStage::LLVM), optimized at O3, as `parts`
 /// position-independent object files `model.<i>.o` in `directory` for `cpu`

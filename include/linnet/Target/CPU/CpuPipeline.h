@@ -36,8 +36,9 @@ enum class CpuStage {
   LLVM,
 };
 
-/// Knobs of the CPU pipeline. The defaults suit an x86-64 core with AVX2 or
-/// AVX-512 and row-major data.
+/// Knobs of the CPU pipeline. The register tiles of the defaults suit
+/// AVX-512's 32 vector registers; cpuPipelineOptionsFor (CpuExecutable.h)
+/// gives the options for a particular CPU.
 struct CpuPipelineOptions {
   /// OpenMP threads for each parallel region; 0 lets the runtime decide
   /// (all cores, or OMP_NUM_THREADS).
