@@ -106,6 +106,7 @@ void addLoopsStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   OpPassManager &floatPm = pm.nest<func::FuncOp>();
   math::MathExtendToSupportedTypesOptions mathTypes;
   floatPm.addPass(math::createMathExtendToSupportedTypes(mathTypes));
+  floatPm.addPass(createLinnetCpuApproximateMath());
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"bf16"};
   emulate.targetTypeStr = "f32";

@@ -86,6 +86,21 @@ def LinnetCpuKeepF32InKernels
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def LinnetCpuApproximateMath
+    : Pass<"linnet-cpu-approximate-math", "mlir::func::FuncOp"> {
+  let summary = "Compute exp, expm1, log, log1p and log2 of f32 with "
+                "arithmetic instead of library calls";
+  let description = [{
+    Rewrites `math.exp`, `math.expm1`, `math.log`, `math.log1p` and
+    `math.log2` on f32 scalars and vectors into MLIR's polynomial
+    approximations (range reduction, then a polynomial), so that a vector
+    op stays a vector op: LLVM lowers a vector `exp` to one libm call per
+    lane. Runs after bf16 math is widened to f32.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def LinnetCpuSerializeSingleTileRegions
     : Pass<"linnet-cpu-serialize-single-tile-regions", "mlir::func::FuncOp"> {
   let summary = "Run a parallel region whose loop has one iteration on the "
