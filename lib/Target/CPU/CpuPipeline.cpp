@@ -141,6 +141,7 @@ void addLLVMStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createLinnetCpuMoveBf16AsI16());
   addCleanup(pm);
   pm.addPass(createLinnetCpuDropForeignArgumentAttributes());
 }

@@ -101,6 +101,19 @@ def LinnetCpuApproximateMath
                            "mlir::vector::VectorDialect"];
 }
 
+def LinnetCpuMoveBf16AsI16 : Pass<"linnet-cpu-move-bf16-as-i16"> {
+  let summary = "Load, store, gather and scatter bf16 vectors as i16 vectors "
+                "in the LLVM dialect";
+  let description = [{
+    Runs on the LLVM dialect. Every `llvm.load`, `llvm.store` and masked
+    load, store, gather or scatter of a vector of bf16 moves the same bits as
+    a vector of i16 instead, with `llvm.bitcast`s around it: LLVM legalizes
+    a bf16 vector op it must split or scalarize on a CPU without
+    AVX512-BF16 through f32 and one `__truncsfbf2` call per lane.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def LinnetCpuSerializeSingleTileRegions
     : Pass<"linnet-cpu-serialize-single-tile-regions", "mlir::func::FuncOp"> {
   let summary = "Run a parallel region whose loop has one iteration on the "
