@@ -4,8 +4,9 @@
 // thread's share on the CPU, later an OpenMP work-sharing loop; a block on a
 // GPU) with its producers fused into the tile. The tile sizes are the root's
 // lowering configuration's `thread` sizes. A root is a linalg op or a linnet
-// op tiled as an op (attention, the delta rule: TilingInterface), whose tile
-// is then the same op on slices, lowered later inside the region.
+// op tiled as an op (attention, the delta rule, the causal convolution:
+// TilingInterface), whose tile is then the same op on slices, lowered later
+// inside the region.
 //
 //===----------------------------------------------------------------------===//
 

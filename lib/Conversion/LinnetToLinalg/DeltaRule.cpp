@@ -93,11 +93,7 @@ struct DeltaRuleLowering : OpRewritePattern<DeltaRuleOp> {
     SmallVector<OpFoldResult> valueSizes = getSizes(rewriter, loc, value);
     SmallVector<OpFoldResult> stepSizes = {querySizes[0], querySizes[2],
                                            valueSizes[3]};
-    Value output =
-        linalg::FillOp::create(rewriter, loc,
-                               ValueRange{createFloat(rewriter, loc, f32, 0.0)},
-                               ValueRange{op.getOutputInit()})
-            .getResult(0);
+    Value output = fillWith(rewriter, loc, op.getOutputInit(), 0.0);
     Value state = op.getInitial();
 
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);

@@ -32,12 +32,16 @@ Value createFloat(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, apValue));
 }
 
+Value fillWith(OpBuilder &b, Location loc, Value destination, double value) {
+  Value scalar = createFloat(b, loc, getElementTypeOrSelf(destination), value);
+  return linalg::FillOp::create(b, loc, ValueRange{scalar},
+                                ValueRange{destination})
+      .getResult(0);
+}
+
 Value createFilled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
                    Type elementType, double value) {
-  Value empty = createEmpty(b, loc, sizes, elementType);
-  Value scalar = createFloat(b, loc, elementType, value);
-  return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{empty})
-      .getResult(0);
+  return fillWith(b, loc, createEmpty(b, loc, sizes, elementType), value);
 }
 
 Value extendToF32(OpBuilder &b, Location loc, Value scalar) {

@@ -30,6 +30,10 @@ llvm::SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc,
 Value createEmpty(OpBuilder &b, Location loc,
                   llvm::ArrayRef<OpFoldResult> sizes, Type elementType);
 
+/// `destination` filled with `value` (linalg.fill).
+mlir::Value fillWith(mlir::OpBuilder &b, mlir::Location loc,
+                     mlir::Value destination, double value);
+
 /// A new tensor of the given sizes filled with `value` (linalg.fill), the
 /// initial value of a reduction.
 Value createFilled(OpBuilder &b, Location loc,

@@ -42,8 +42,8 @@ Value extractTile(OpBuilder &b, Location loc, Value source,
                                         strides);
 }
 
-/// The tiled op: `op` on `operands`, its result types those of `inits`
-/// (destinations) or `resultTypes`, and the slices made for it.
+/// The tiled op: `op` on `operands` with `resultTypes`, and the slices made
+/// for it.
 TilingResult cloneOnTiles(OpBuilder &b, Operation *op, ValueRange operands,
                           TypeRange resultTypes) {
   Operation *tiled = clone(b, op, resultTypes, operands);
