@@ -9,6 +9,8 @@
 
 #include "linnet/Target/CPU/CpuExecutable.h"
 
+#include "llvm/TargetParser/Host.h"
+
 #include <gtest/gtest.h>
 
 namespace {
@@ -48,6 +50,17 @@ TEST(CpuPipelineOptions, UnknownCpuGetsTheSmallestTiles) {
   linnet::CpuPipelineOptions options =
       linnet::cpuPipelineOptionsFor("no-such-cpu");
   EXPECT_EQ(tile(options.dotProductRegisterTile), tile({2, 4, 4}));
+}
+
+TEST(CpuPipelineOptions, NativeHasEveryFeatureTheHostReports) {
+  // Not only those of the CPU model LLVM names for it: a virtual machine may
+  // report a model without AVX512-BF16 and the feature itself.
+  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  EXPECT_EQ(linnet::cpuHasBf16DotProducts("native"), host.lookup("avx512bf16"));
+  linnet::CpuPipelineOptions defaults;
+  EXPECT_EQ(tile(linnet::cpuPipelineOptionsFor("native").dotProductRegisterTile) ==
+                tile(defaults.dotProductRegisterTile),
+            host.lookup("avx512f"));
 }
 
 } // namespace

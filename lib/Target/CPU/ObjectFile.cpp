@@ -35,6 +35,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 
@@ -95,12 +96,28 @@ static llvm::StringRef resolveCpu(llvm::StringRef cpu) {
   return cpu == "native" ? llvm::sys::getHostCPUName() : cpu;
 }
 
+/// The features to generate code for beyond `cpu`'s own: for `native`,
+/// every feature this machine reports, on or off. The name alone is not
+/// enough: a virtual machine may report a CPU model (say `rocketlake`)
+/// together with features that model lacks (AVX512-BF16), and the pipeline
+/// chooses instructions by the features.
+static std::string featuresOf(llvm::StringRef cpu) {
+  if (cpu != "native")
+    return "";
+  llvm::SubtargetFeatures features;
+  for (const llvm::StringMapEntry<bool> &feature :
+       llvm::sys::getHostCPUFeatures())
+    features.AddFeature(feature.getKey(), feature.getValue());
+  return features.getString();
+}
+
 /// The subtarget of `cpu` (`native` resolved) for this machine's triple, or
 /// why there is none. The name is checked on a generic subtarget first, since
 /// creating one for an unknown CPU name prints a warning.
 static llvm::Expected<std::unique_ptr<llvm::MCSubtargetInfo>>
 subtargetOf(llvm::StringRef cpu) {
   initializeNativeTarget();
+  std::string features = featuresOf(cpu);
   cpu = resolveCpu(cpu);
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
@@ -116,7 +133,7 @@ subtargetOf(llvm::StringRef cpu) {
                      "`" + cpu + "` is not a CPU LLVM knows for " +
                          triple.str() + " (for example `x86-64-v3`)");
   return std::unique_ptr<llvm::MCSubtargetInfo>(
-      target->createMCSubtargetInfo(triple, cpu, ""));
+      target->createMCSubtargetInfo(triple, cpu, features));
 }
 
 llvm::Error checkObjectCpu(llvm::StringRef cpu) {
@@ -125,13 +142,9 @@ llvm::Error checkObjectCpu(llvm::StringRef cpu) {
   return subtarget ? llvm::Error::success() : subtarget.takeError();
 }
 
-/// Whether `cpu` (`native`: the host's reported features) has `feature`.
+/// Whether the code generated for `cpu` (`native`: with the host's reported
+/// features) may use `feature`.
 static bool cpuHasFeature(llvm::StringRef cpu, llvm::StringRef feature) {
-  if (cpu == "native") {
-    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-    auto found = host.find(feature);
-    return found != host.end() && found->second;
-  }
   llvm::Expected<std::unique_ptr<llvm::MCSubtargetInfo>> subtarget =
       subtargetOf(cpu);
   if (!subtarget) {
@@ -161,9 +174,10 @@ CpuPipelineOptions cpuPipelineOptionsFor(llvm::StringRef cpu) {
 
 /// Generates one object file of `module` (optimized) for `cpu`.
 static llvm::Error emitObject(llvm::Module &module, const llvm::Target &target,
-                              llvm::StringRef cpu, llvm::StringRef path) {
+                              llvm::StringRef cpu, llvm::StringRef features,
+                              llvm::StringRef path) {
   std::unique_ptr<llvm::TargetMachine> machine(target.createTargetMachine(
-      module.getTargetTriple(), cpu, /*Features=*/"", llvm::TargetOptions(),
+      module.getTargetTriple(), cpu, features, llvm::TargetOptions(),
       llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     return makeError(ErrorId::TargetFailed,
@@ -190,6 +204,7 @@ writeObjectFiles(ModuleOp module, llvm::StringRef directory,
                  llvm::StringRef cpu, unsigned parts) {
   if (llvm::Error error = checkObjectCpu(cpu))
     return std::move(error);
+  std::string features = featuresOf(cpu);
   cpu = resolveCpu(cpu);
   DialectRegistry registry;
   registerAllToLLVMIRTranslations(registry);
@@ -213,7 +228,7 @@ writeObjectFiles(ModuleOp module, llvm::StringRef directory,
     return makeError(ErrorId::TargetFailed,
                      "no LLVM target for " + triple.str() + ": " + error);
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpu, /*Features=*/"", llvm::TargetOptions(), llvm::Reloc::PIC_,
+      triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     return makeError(ErrorId::TargetFailed,
@@ -231,7 +246,7 @@ writeObjectFiles(ModuleOp module, llvm::StringRef directory,
   };
   if (parts <= 1) {
     if (llvm::Error emitError =
-            emitObject(*llvmModule, *target, cpu, pathOf(0)))
+            emitObject(*llvmModule, *target, cpu, features, pathOf(0)))
       return std::move(emitError);
     return std::vector<std::string>{pathOf(0)};
   }
@@ -271,7 +286,7 @@ writeObjectFiles(ModuleOp module, llvm::StringRef directory,
           return;
         }
         llvm::consumeError(std::move(errors[i]));
-        errors[i] = emitObject(**part, *target, cpu, paths[i]);
+        errors[i] = emitObject(**part, *target, cpu, features, paths[i]);
       });
     for (std::thread &thread : threads)
       thread.join();
