@@ -58,9 +58,10 @@ TEST(CpuPipelineOptions, NativeHasEveryFeatureTheHostReports) {
   llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
   EXPECT_EQ(linnet::cpuHasBf16DotProducts("native"), host.lookup("avx512bf16"));
   linnet::CpuPipelineOptions defaults;
-  EXPECT_EQ(tile(linnet::cpuPipelineOptionsFor("native").dotProductRegisterTile) ==
-                tile(defaults.dotProductRegisterTile),
-            host.lookup("avx512f"));
+  EXPECT_EQ(
+      tile(linnet::cpuPipelineOptionsFor("native").dotProductRegisterTile) ==
+          tile(defaults.dotProductRegisterTile),
+      host.lookup("avx512f"));
 }
 
 } // namespace
