@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Utils/AffineCanonicalizationUtils.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
@@ -39,12 +40,19 @@ using linnet::codegen::tileSizesAsFoldResults;
 
 namespace {
 
-/// Tiles `op` with `scf.for` loops; returns the tiled operation.
-FailureOr<linalg::LinalgOp> tileWithLoops(RewriterBase &rewriter,
-                                          linalg::LinalgOp op,
-                                          ArrayRef<int64_t> sizes) {
+/// The loops of a tiled op, outermost first, and the op inside them.
+struct TiledLoops {
+  linalg::LinalgOp op;
+  SmallVector<LoopLikeOpInterface> loops;
+  /// The dimension of each loop.
+  SmallVector<unsigned> dims;
+};
+
+/// Tiles `op` with `scf.for` loops.
+FailureOr<TiledLoops> tileWithLoops(RewriterBase &rewriter, linalg::LinalgOp op,
+                                    ArrayRef<int64_t> sizes) {
   if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
-    return op;
+    return TiledLoops{op, {}, {}};
   scf::SCFTilingOptions options;
   options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
   options.setTileSizes(tileSizesAsFoldResults(op->getContext(), sizes));
@@ -68,7 +76,53 @@ FailureOr<linalg::LinalgOp> tileWithLoops(RewriterBase &rewriter,
   auto tiled = dyn_cast<linalg::LinalgOp>(result->tiledOps.back());
   if (!tiled)
     return failure();
-  return tiled;
+  TiledLoops loops{tiled, result->loops, {}};
+  for (unsigned d : interchange)
+    if (sizes[d] != 0)
+      loops.dims.push_back(d);
+  return loops;
+}
+
+/// The whole tiles of a split-off dimension (see splitOffRemainder) are
+/// whole: in the loop over that dimension, whose upper bound is a multiple
+/// of its step, the tile's extent `min(step, ub - iv)` is the step. With
+/// that extent constant, canonicalization makes the tile's slices, and the
+/// op, static there, so that it vectorizes without masks: a row mask makes
+/// every broadcast element of a row its own masked one-element load.
+FailureOr<linalg::LinalgOp>
+makeWholeTilesStatic(RewriterBase &rewriter, TiledLoops &tiled, unsigned d) {
+  auto position = llvm::find(tiled.dims, d);
+  if (position == tiled.dims.end())
+    return tiled.op;
+  auto loop = cast<scf::ForOp>(
+      tiled.loops[position - tiled.dims.begin()].getOperation());
+  SmallVector<affine::AffineMinOp> mins;
+  loop.getBody()->walk([&](affine::AffineMinOp min) {
+    if (llvm::is_contained(min.getOperands(), loop.getInductionVar()))
+      mins.push_back(min);
+  });
+  for (affine::AffineMinOp min : mins)
+    (void)scf::rewritePeeledMinMaxOp(rewriter, min, loop.getInductionVar(),
+                                     loop.getUpperBound(), loop.getStep(),
+                                     /*insideLoop=*/true);
+
+  MLIRContext *context = rewriter.getContext();
+  RewritePatternSet patterns(context);
+  for (Dialect *dialect : context->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName name : context->getRegisteredOperations())
+    name.getCanonicalizationPatterns(patterns, context);
+  Operation *outermost = tiled.loops.front().getOperation();
+  if (failed(
+          applyPatternsGreedily(outermost->getRegion(0), std::move(patterns))))
+    return failure();
+  // The op was rebuilt with its static types (and inner loops of one trip
+  // may be gone): the one linalg op left in the loops.
+  SmallVector<linalg::LinalgOp> ops;
+  outermost->walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+  if (ops.size() != 1)
+    return failure();
+  return ops.front();
 }
 
 /// The outer dimension of `op` to split into whole vector tiles and a
@@ -218,18 +272,51 @@ std::optional<VectorType> iterationShapeOf(vector::ContractionOp contract,
   return VectorType::get(shape, type.getElementType());
 }
 
+/// `type` without its unit dimensions (one dimension if all are): the shape
+/// lanes are carried in. A unit dimension innermost (a reduction tile of one
+/// key, say) would make every lane its own one-element vector in LLVM.
+VectorType withoutUnitDims(VectorType type) {
+  SmallVector<int64_t> shape;
+  for (int64_t size : type.getShape())
+    if (size != 1)
+      shape.push_back(size);
+  if (shape.empty())
+    shape.push_back(1);
+  return VectorType::get(shape, type.getElementType());
+}
+
 /// `operand` of `contract` reshaped to the iteration space (see
-/// iterationShapeOf, which must have allowed it) and broadcast along the
-/// dimensions it does not index to `lanesType`: a register tile of several
-/// rows and columns reads each row's and column's vector once.
-Value toIterationShape(OpBuilder &b, vector::ContractionOp contract,
-                       unsigned operand, VectorType lanesType) {
+/// iterationShapeOf, which must have allowed it) less the unit dimensions of
+/// `lanesType`, and broadcast along the dimensions it does not index to
+/// withoutUnitDims(lanesType): a register tile of several rows and columns
+/// reads each row's and column's vector once.
+Value toLanes(OpBuilder &b, vector::ContractionOp contract, unsigned operand,
+              VectorType lanesType) {
   Value value = contract->getOperand(operand);
-  VectorType reshaped = *iterationShapeOf(contract, operand);
+  VectorType full = *iterationShapeOf(contract, operand);
+  SmallVector<int64_t> shape;
+  for (auto [size, lanes] :
+       llvm::zip_equal(full.getShape(), lanesType.getShape()))
+    if (lanes != 1)
+      shape.push_back(size);
+  if (shape.empty())
+    shape.push_back(1);
+  // A widening cast (bf16 to f32) stays next to the product, where
+  // linnet-cpu-use-bf16-dot-products looks for it: the shapes change before.
+  auto widen = value.getDefiningOp<arith::ExtFOp>();
+  if (widen)
+    value = widen.getIn();
+  Location loc = contract.getLoc();
+  Type element = getElementTypeOrSelf(value.getType());
+  auto reshaped = VectorType::get(shape, element);
   if (reshaped != value.getType())
-    value = vector::ShapeCastOp::create(b, contract.getLoc(), reshaped, value);
-  if (reshaped != lanesType)
-    value = vector::BroadcastOp::create(b, contract.getLoc(), lanesType, value);
+    value = vector::ShapeCastOp::create(b, loc, reshaped, value);
+  VectorType compact = withoutUnitDims(lanesType).clone(element);
+  if (reshaped != compact)
+    value = vector::BroadcastOp::create(b, loc, compact, value);
+  if (widen)
+    value = arith::ExtFOp::create(b, loc, compact.clone(full.getElementType()),
+                                  value);
   return value;
 }
 
@@ -244,14 +331,20 @@ struct LaneReduction {
   SmallVector<int64_t> dims;
 };
 
-/// What `reduction` reduces, built before it: the lanes of a sum, or a
-/// product's two factors (the second null for a sum).
+/// What `reduction` reduces, built before it in withoutUnitDims(lanesType):
+/// the lanes of a sum, or a product's two factors (the second null for a
+/// sum).
 std::pair<Value, Value> buildLanes(OpBuilder &b, const LaneReduction &found) {
-  if (auto reduce = dyn_cast<vector::MultiDimReductionOp>(found.op))
-    return {reduce.getSource(), nullptr};
+  if (auto reduce = dyn_cast<vector::MultiDimReductionOp>(found.op)) {
+    Value source = reduce.getSource();
+    VectorType compact = withoutUnitDims(found.lanesType);
+    if (compact != source.getType())
+      source = vector::ShapeCastOp::create(b, reduce.getLoc(), compact, source);
+    return {source, nullptr};
+  }
   auto contract = cast<vector::ContractionOp>(found.op);
-  return {toIterationShape(b, contract, 0, found.lanesType),
-          toIterationShape(b, contract, 1, found.lanesType)};
+  return {toLanes(b, contract, 0, found.lanesType),
+          toLanes(b, contract, 1, found.lanesType)};
 }
 
 std::optional<LaneReduction> matchLaneReduction(Value acc) {
@@ -313,7 +406,7 @@ void carryUnreducedLanes(RewriterBase &rewriter, scf::ForOp loop) {
         yield.getOperand(i) != result)
       continue;
     Location loc = reduction->op->getLoc();
-    VectorType lanesType = reduction->lanesType;
+    VectorType lanesType = withoutUnitDims(reduction->lanesType);
     rewriter.setInsertionPoint(loop);
     Value zero = arith::ConstantOp::create(rewriter, loc, lanesType,
                                            rewriter.getZeroAttr(lanesType));
@@ -336,6 +429,9 @@ void carryUnreducedLanes(RewriterBase &rewriter, scf::ForOp loop) {
     rewriter.replaceOp(matched.op, newLoop.getRegionIterArgs()[i]);
     rewriter.setInsertionPointAfter(newLoop);
     Value lanes = newLoop.getResults().back();
+    if (lanesType != matched.lanesType)
+      lanes =
+          vector::ShapeCastOp::create(rewriter, loc, matched.lanesType, lanes);
     Value init = newLoop.getResult(i);
     auto reduced = vector::MultiDimReductionOp::create(
         rewriter, loc, vector::CombiningKind::ADD, lanes, init, matched.dims);
@@ -364,18 +460,20 @@ struct TileAndVectorizePass
       ArrayRef<int64_t> reduction = config.getReduction(),
                         vector = config.getVector();
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      FailureOr<linalg::LinalgOp> blocked =
+      FailureOr<TiledLoops> reductionTiled =
           tileWithLoops(rewriter, op, reduction);
-      if (failed(blocked)) {
+      if (failed(reductionTiled)) {
         op.emitWarning("linnet codegen: could not tile; left as scalar loops");
         continue;
       }
+      FailureOr<linalg::LinalgOp> blocked = reductionTiled->op;
       // A dynamic outer dimension whose vector tile spans several iterations
       // (the rows of a register tile) is split: whole tiles are vectorized
       // with static sizes and the rest (fewer rows than a tile: a decode's
       // one) one at a time, instead of a masked tile computing padding.
       SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> parts = {
           {*blocked, SmallVector<int64_t>(vector)}};
+      std::optional<unsigned> split;
       if (vectorize)
         if (std::optional<unsigned> d = rowDimensionToSplit(*blocked, vector))
           if (linalg::LinalgOp rest =
@@ -383,12 +481,18 @@ struct TileAndVectorizePass
             SmallVector<int64_t> single(vector);
             single[*d] = 1;
             parts.push_back({rest, single});
+            split = d;
           }
-      for (auto &[part, sizes] : parts) {
+      for (auto [index, part] : llvm::enumerate(parts)) {
+        auto &[partOp, sizes] = part;
+        FailureOr<TiledLoops> loops = tileWithLoops(rewriter, partOp, sizes);
         FailureOr<linalg::LinalgOp> tiled =
-            tileWithLoops(rewriter, part, sizes);
+            failed(loops) ? FailureOr<linalg::LinalgOp>(failure())
+            : index == 0 && split
+                ? makeWholeTilesStatic(rewriter, *loops, *split)
+                : FailureOr<linalg::LinalgOp>(loops->op);
         if (failed(tiled)) {
-          part.emitWarning(
+          partOp.emitWarning(
               "linnet codegen: could not tile; left as scalar loops");
           continue;
         }

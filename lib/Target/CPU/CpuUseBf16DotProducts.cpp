@@ -70,15 +70,51 @@ std::optional<Bf16LaneProduct> matchBf16LaneProduct(scf::ForOp loop,
   if (!found.lhs || !found.rhs ||
       !matchPattern(loop.getInitArgs()[index], m_AnyZeroFloat()))
     return std::nullopt;
-  int64_t last = type.getRank() - 1;
+  // Sums along the last dimension, of the lanes or of a reshape of them that
+  // keeps that dimension (carryUnreducedLanes carries lanes without unit
+  // dimensions and reshapes them back to the iteration space).
+  auto sumsLastDimension = [&](Value lanes) {
+    int64_t last = cast<VectorType>(lanes.getType()).getRank() - 1;
+    return llvm::all_of(lanes.getUsers(), [&](Operation *user) {
+      auto reduce = dyn_cast<vector::MultiDimReductionOp>(user);
+      return reduce && reduce.getKind() == vector::CombiningKind::ADD &&
+             reduce.getSource() == lanes &&
+             llvm::is_contained(reduce.getReductionDims(), last);
+    });
+  };
   for (Operation *user : loop.getResult(index).getUsers()) {
-    auto reduce = dyn_cast<vector::MultiDimReductionOp>(user);
-    if (!reduce || reduce.getKind() != vector::CombiningKind::ADD ||
-        reduce.getSource() != loop.getResult(index) ||
-        !llvm::is_contained(reduce.getReductionDims(), last))
+    auto reshape = dyn_cast<vector::ShapeCastOp>(user);
+    if (reshape ? reshape.getResultVectorType().getShape().back() != lanes ||
+                      !sumsLastDimension(reshape.getResult())
+                : !sumsLastDimension(loop.getResult(index)))
       return std::nullopt;
   }
   return found;
+}
+
+/// `type` with half the lanes in its last dimension.
+VectorType withHalfTheLanes(VectorType type) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() /= 2;
+  return VectorType::get(shape, type.getElementType());
+}
+
+/// Replaces the sums `users` of lanes by sums of `paired` (half the lanes).
+void sumPairedLanes(RewriterBase &rewriter, Value lanes, Value paired) {
+  for (Operation *user : llvm::make_early_inc_range(lanes.getUsers())) {
+    rewriter.setInsertionPoint(user);
+    if (auto reshape = dyn_cast<vector::ShapeCastOp>(user)) {
+      Value pairedReshape = vector::ShapeCastOp::create(
+          rewriter, reshape.getLoc(),
+          withHalfTheLanes(reshape.getResultVectorType()), paired);
+      sumPairedLanes(rewriter, reshape.getResult(), pairedReshape);
+      continue;
+    }
+    auto reduce = cast<vector::MultiDimReductionOp>(user);
+    rewriter.replaceOpWithNewOp<vector::MultiDimReductionOp>(
+        reduce, paired, reduce.getAcc(), reduce.getReductionMask(),
+        reduce.getKind());
+  }
 }
 
 /// `acc + dot(lhs, rhs)` per vector of the last dimension, in pieces the
@@ -134,10 +170,8 @@ Value buildPairedDotProducts(OpBuilder &b, Location loc, Value lhs, Value rhs,
 scf::ForOp usePairedDotProducts(RewriterBase &rewriter, scf::ForOp loop,
                                 Bf16LaneProduct found) {
   Location loc = found.fma.getLoc();
-  auto type = cast<VectorType>(found.fma.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape.back() /= 2;
-  auto pairedType = VectorType::get(shape, type.getElementType());
+  VectorType pairedType =
+      withHalfTheLanes(cast<VectorType>(found.fma.getType()));
   rewriter.setInsertionPoint(loop);
   Value zero = arith::ConstantOp::create(rewriter, loc, pairedType,
                                          rewriter.getZeroAttr(pairedType));
@@ -153,15 +187,8 @@ scf::ForOp usePairedDotProducts(RewriterBase &rewriter, scf::ForOp loop,
   auto newLoop = cast<scf::ForOp>(widened->getOperation());
   // The old accumulator now stays zero: the canonicalizer drops it.
   rewriter.replaceOp(found.fma, newLoop.getRegionIterArgs()[found.index]);
-  Value paired = newLoop.getResults().back();
-  for (Operation *user :
-       llvm::make_early_inc_range(newLoop.getResult(found.index).getUsers())) {
-    auto reduce = cast<vector::MultiDimReductionOp>(user);
-    rewriter.setInsertionPoint(reduce);
-    rewriter.replaceOpWithNewOp<vector::MultiDimReductionOp>(
-        reduce, paired, reduce.getAcc(), reduce.getReductionMask(),
-        reduce.getKind());
-  }
+  sumPairedLanes(rewriter, newLoop.getResult(found.index),
+                 newLoop.getResults().back());
   return newLoop;
 }
 

@@ -59,7 +59,7 @@ func.func @linear_dynamic(%x: tensor<?x70xbf16>, %w: tensor<29x70xbf16>) -> tens
 // A static single row: one output at a time with 64 lanes along k, two dot
 // products of 32 bf16 lanes each.
 // PAIRED-LABEL: func.func @linear_row
-// PAIRED: scf.for {{.*}} -> (vector<1x1x32xf32>)
+// PAIRED: scf.for {{.*}} -> (vector<32xf32>)
 // PAIRED-COUNT-2: x86vector.avx512.dot
 // PAIRED-NOT: vector.fma
 // PAIRED: return
