@@ -25,9 +25,9 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     no linnet operation is left; the pass fails if one cannot be lowered.
 
     With `keep-tileable` the ops that are tiled as ops (those implementing
-    TilingInterface: attention, the delta rule) are left for a target's
-    Codegen to put into dispatch regions first; the pass then lowers each
-    tile where it is.
+    TilingInterface: every linnet op) are left for a target's Codegen to put
+    into dispatch regions first; the pass then lowers each tile where it is
+    (and each op the target gave no region, where it is).
   }];
   let options = [
     Option<"attentionKeyBlock", "attention-key-block", "int64_t", "256",

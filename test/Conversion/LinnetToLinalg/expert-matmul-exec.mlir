@@ -16,6 +16,17 @@
 // matrix-vector product per slot; dynamic rows the grouped form (slots sorted
 // by expert into tiles of 8), here also with 13 rows, so that experts span
 // several tiles and leave padding in their last.
+// Tiled as an op by the CPU pipeline (configurations pinned on two of the
+// ops: tiles of 2 rows, 1 slot and 3 output columns, the last partial; and
+// of 8 of the 13 grouped rows, every slot, 3 columns: each tile takes the
+// grouped form on its own rows), each tile lowered in its dispatch region:
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-cpu-pipeline \
+// RUN:   | %run-main-openmp | %refpython %S/Inputs/expert_matmul.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir \
+// RUN:   | linnet-opt --linnet-cpu-pipeline="stop-after=linalg" \
+// RUN:   | FileCheck %s --check-prefix=TILED
+// TILED: scf.forall ({{.*}}) = (0, 0, 0) to (3, 2, 4) step (2, 1, 3)
+// TILED: scf.forall ({{.*}}) = (0, 0) to (13, 4) step (8, 3)
 // CHECK: expert_matmul shared input: PASS
 // CHECK: expert_matmul per-slot input: PASS
 // CHECK: expert_matmul bf16: PASS
@@ -43,6 +54,8 @@ func.func @main() {
   %experts = arith.constant dense<[[0, 2], [1, 3], [-1, 2]]> : tensor<3x2xi32>
 
   %y = linnet.expert_matmul %x, %w, %experts
+      {linnet.lowering_config = #linnet.lowering_config<
+          thread = [2, 1, 3], reduction = [0, 0, 0], vector = [1, 1, 1]>}
       : (tensor<3x5xf32>, tensor<3x4x5xf32>, tensor<3x2xi32>) -> tensor<3x2x4xf32>
   %printed = tensor.cast %y : tensor<3x2x4xf32> to tensor<*xf32>
   call @printMemrefF32(%printed) : (tensor<*xf32>) -> ()
@@ -78,6 +91,8 @@ func.func @main() {
   %printed_g = tensor.cast %gy : tensor<?x2x4xf32> to tensor<*xf32>
   call @printMemrefF32(%printed_g) : (tensor<*xf32>) -> ()
   %gyk = linnet.expert_matmul %gxk, %w, %gids
+      {linnet.lowering_config = #linnet.lowering_config<
+          thread = [8, 0, 3], reduction = [0, 0, 0], vector = [1, 1, 1]>}
       : (tensor<?x2x5xf32>, tensor<3x4x5xf32>, tensor<?x2xi32>) -> tensor<?x2x4xf32>
   %printed_gk = tensor.cast %gyk : tensor<?x2x4xf32> to tensor<*xf32>
   call @printMemrefF32(%printed_gk) : (tensor<*xf32>) -> ()

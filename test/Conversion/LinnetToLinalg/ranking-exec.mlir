@@ -3,6 +3,14 @@
 // RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg \
 // RUN:   | mlir-opt %lower-to-llvm | %run-main \
 // RUN:   | %refpython %S/Inputs/ranking.py | FileCheck %s
+// Tiled as ops by the CPU pipeline (pinned configurations: 2 rows per tile,
+// the last one partial), each tile lowered in its dispatch region:
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-cpu-pipeline \
+// RUN:   | %run-main-openmp | %refpython %S/Inputs/ranking.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir \
+// RUN:   | linnet-opt --linnet-cpu-pipeline="stop-after=linalg" \
+// RUN:   | FileCheck %s --check-prefix=TILED
+// TILED-COUNT-2: scf.forall ({{.*}}) = (0) to (3) step (2)
 //
 // Tolerance: none; ranks and indices are integers and the values are copied
 // (they print exactly).
@@ -17,11 +25,16 @@ func.func @main() {
                              [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
                              [-0.25, 0x7FC00000, 4.0, -0.0, 0.0, 0x7FC00000, -7.5]]>
       : tensor<3x7xf32>
-  %ranks = linnet.rank %x : tensor<3x7xf32> -> tensor<3x7xi32>
+  %ranks = linnet.rank %x
+      {linnet.lowering_config = #linnet.lowering_config<
+          thread = [2], reduction = [0], vector = [1]>}
+      : tensor<3x7xf32> -> tensor<3x7xi32>
   %printed_ranks = tensor.cast %ranks : tensor<3x7xi32> to tensor<*xi32>
   call @printMemrefI32(%printed_ranks) : (tensor<*xi32>) -> ()
 
-  %values, %indices = linnet.topk %x {k = 3 : i64}
+  %values, %indices = linnet.topk %x
+      {k = 3 : i64, linnet.lowering_config = #linnet.lowering_config<
+          thread = [2], reduction = [0], vector = [1]>}
       : tensor<3x7xf32> -> tensor<3x3xf32>, tensor<3x3xi32>
   %printed_values = tensor.cast %values : tensor<3x3xf32> to tensor<*xf32>
   call @printMemrefF32(%printed_values) : (tensor<*xf32>) -> ()

@@ -1,9 +1,10 @@
-// Attention, the delta rule and the causal convolution are tiled as ops
-// (TilingInterface): a tile is the same op on slices of the operands. The delta rule's loops are rows,
+// Every linnet op is tiled as an op (TilingInterface): a tile is the same op
+// on slices of the operands. The delta rule's loops are rows,
 // heads and value columns, its state tile a destination taken from the
 // loop's shared output (so the state is updated in place); attention's are
 // rows and query heads, a tile of query heads taking the key/value heads its
-// group reads; the convolution's are rows and channels.
+// group reads; the convolution's are rows and channels; the expert matmul's
+// rows, slots and output columns; top-k's and rank's the leading axes.
 // RUN: linnet-opt %s --transform-interpreter --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @delta_rule
@@ -138,6 +139,83 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %op = transform.structured.match ops{["linnet.causal_conv"]} in %root : (!transform.any_op) -> !transform.any_op
     %tiled, %loop = transform.structured.tile_using_forall %op tile_sizes [1, 3] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
+
+// -----
+
+// The expert matmul's loops are rows, slots and output columns: a tile reads
+// its rows' input (shared by the slots here), its rows' and slots' expert
+// ids, and its output columns of every expert's weights, whole along In.
+// CHECK-LABEL: func.func @expert_matmul
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x16xf32>, %[[W:[^:]+]]: tensor<8x32x16xf32>, %[[IDS:[^:]+]]: tensor<?x2xi32>)
+// CHECK: scf.forall (%[[R:.*]], %[[J:.*]], %[[O:.*]]) in (%{{.*}}, 2, 4) shared_outs(%[[Y:.*]] = %{{.*}})
+// CHECK-DAG: %[[R0:.*]] = affine.apply #{{.*}}(%[[R]])
+// CHECK-DAG: %[[O0:.*]] = affine.apply #{{.*}}(%[[O]])
+// CHECK: %[[XT:.*]] = tensor.extract_slice %[[X]][%[[R0]], 0] [%{{.*}}, 16]
+// CHECK: %[[WT:.*]] = tensor.extract_slice %[[W]][0, %[[O0]], 0] [8, 8, 16]
+// CHECK: %[[IT:.*]] = tensor.extract_slice %[[IDS]][%[[R0]], %[[J]]] [%{{.*}}, 1]
+// CHECK: %[[T:.*]] = linnet.expert_matmul %[[XT]], %[[WT]], %[[IT]] : (tensor<?x16xf32>, tensor<8x8x16xf32>, tensor<?x1xi32>) -> tensor<?x1x8xf32>
+// CHECK: tensor.parallel_insert_slice %[[T]] into %[[Y]][%[[R0]], %[[J]], %[[O0]]] [%{{.*}}, 1, 8]
+// Per-slot input: its slot axis is tiled too.
+// CHECK-LABEL: func.func @expert_matmul_per_slot
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, 0] [%{{.*}}, 1, 16]
+// CHECK: linnet.expert_matmul {{.*}} : (tensor<?x1x16xf32>, tensor<8x8x16xf32>, tensor<?x1xi32>) -> tensor<?x1x8xf32>
+func.func @expert_matmul(%x: tensor<?x16xf32>, %w: tensor<8x32x16xf32>, %ids: tensor<?x2xi32>)
+    -> tensor<?x2x32xf32> {
+  %y = linnet.expert_matmul %x, %w, %ids
+      : (tensor<?x16xf32>, tensor<8x32x16xf32>, tensor<?x2xi32>) -> tensor<?x2x32xf32>
+  return %y : tensor<?x2x32xf32>
+}
+func.func @expert_matmul_per_slot(%x: tensor<?x2x16xf32>, %w: tensor<8x32x16xf32>, %ids: tensor<?x2xi32>)
+    -> tensor<?x2x32xf32> {
+  %y = linnet.expert_matmul %x, %w, %ids
+      : (tensor<?x2x16xf32>, tensor<8x32x16xf32>, tensor<?x2xi32>) -> tensor<?x2x32xf32>
+  return %y : tensor<?x2x32xf32>
+}
+
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %ops = transform.structured.match ops{["linnet.expert_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ops : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      %tiled, %loop = transform.structured.tile_using_forall %op tile_sizes [2, 1, 8] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    }
+    transform.yield
+  }
+}
+
+// -----
+
+// Top-k and rank loop over the leading axes; a tile takes whole rows.
+// CHECK-LABEL: func.func @topk
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x?x16xf32>)
+// CHECK: scf.forall (%[[A:.*]], %[[B:.*]]) in (2, %{{.*}}) shared_outs(%[[V:.*]] = %{{.*}}, %[[I:.*]] = %{{.*}})
+// CHECK: %[[XT:.*]] = tensor.extract_slice %[[X]][%{{.*}}, %[[B]], 0] [2, 1, 16]
+// CHECK: %[[TV:.*]], %[[TI:.*]] = linnet.topk %[[XT]] {k = 3 : i64} : tensor<2x1x16xf32> -> tensor<2x1x3xf32>, tensor<2x1x3xi32>
+// CHECK: tensor.parallel_insert_slice %[[TV]] into %[[V]][%{{.*}}, %[[B]], 0] [2, 1, 3]
+// CHECK: tensor.parallel_insert_slice %[[TI]] into %[[I]][%{{.*}}, %[[B]], 0] [2, 1, 3]
+// CHECK-LABEL: func.func @rank
+// CHECK: scf.forall (%{{.*}}) in (3) shared_outs
+// CHECK: linnet.rank %{{.*}} : tensor<2x16xf32> -> tensor<2x16xi32>
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0] [2, 16]
+func.func @topk(%x: tensor<4x?x16xf32>) -> (tensor<4x?x3xf32>, tensor<4x?x3xi32>) {
+  %v, %i = linnet.topk %x {k = 3 : i64}
+      : tensor<4x?x16xf32> -> tensor<4x?x3xf32>, tensor<4x?x3xi32>
+  return %v, %i : tensor<4x?x3xf32>, tensor<4x?x3xi32>
+}
+func.func @rank(%x: tensor<6x16xf32>) -> tensor<6x16xi32> {
+  %r = linnet.rank %x : tensor<6x16xf32> -> tensor<6x16xi32>
+  return %r : tensor<6x16xi32>
+}
+
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %topk = transform.structured.match ops{["linnet.topk"]} in %root : (!transform.any_op) -> !transform.any_op
+    %t, %l = transform.structured.tile_using_forall %topk tile_sizes [2, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %rank = transform.structured.match ops{["linnet.rank"]} in %root : (!transform.any_op) -> !transform.any_op
+    %r, %m = transform.structured.tile_using_forall %rank tile_sizes [2] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.yield
   }
 }

@@ -1,11 +1,11 @@
 //===- LinnetTiling.cpp - the tileable linnet ops' TilingInterface --------===//
 //
-// Attention, the delta rule and the causal convolution are tiled as ops, so
-// that a dispatch region holds one tile of a whole special op (every step of
-// its scan or key loop) rather than each of the generics it decomposes into:
-// the tile of an op is the same op on slices of its operands. A target then
-// lowers each tile as it likes (a chain of generics on the CPU today, one
-// kernel on a GPU).
+// The special ops (attention, the delta rule, the causal convolution, the
+// expert matmul, top-k and rank) are tiled as ops, so that a dispatch region
+// holds one tile of a whole special op (every step of its scan or key loop)
+// rather than each of the generics it decomposes into: the tile of an op is
+// the same op on slices of its operands. A target then lowers each tile as
+// it likes (a chain of generics on the CPU today, one kernel on a GPU).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +52,40 @@ TilingResult cloneOnTiles(OpBuilder &b, Operation *op, ValueRange operands,
     if (auto slice = operand.getDefiningOp<tensor::ExtractSliceOp>())
       slices.push_back(slice);
   return TilingResult{{tiled}, SmallVector<Value>(tiled->getResults()), slices};
+}
+
+/// A static size where `size` is a constant, else dynamic.
+int64_t staticSize(OpFoldResult size) {
+  return getConstantIntValue(size).value_or(ShapedType::kDynamic);
+}
+
+/// The tiles of the leading axes of `value` (all but the last): the loops of
+/// top-k and rank.
+SmallVector<AxisTile> leadingTiles(ArrayRef<OpFoldResult> offsets,
+                                   ArrayRef<OpFoldResult> sizes) {
+  SmallVector<AxisTile> tiles;
+  for (auto [axis, offset] : llvm::enumerate(offsets))
+    tiles.push_back({int64_t(axis), offset, sizes[axis]});
+  return tiles;
+}
+
+/// `type` with its last dimension `last` and element type `element`.
+RankedTensorType withLastDim(Type type, int64_t last, Type element) {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape.back() = last;
+  return RankedTensorType::get(shape, element);
+}
+
+/// The leading-axis domain of a top-k or rank input.
+SmallVector<Range> leadingDomain(OpBuilder &b, Location loc, Value input) {
+  SmallVector<Range> domain;
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  for (int64_t axis = 0; axis + 1 < rank; ++axis)
+    domain.push_back(Range{b.getIndexAttr(0),
+                           tensor::getMixedSize(b, loc, input, axis),
+                           b.getIndexAttr(1)});
+  return domain;
 }
 
 SmallVector<Range> domainOf(OpBuilder &b, Location loc,
@@ -247,5 +281,142 @@ CausalConvOp::reifyResultShapes(OpBuilder &b,
   Location loc = getLoc();
   shapes = {tensor::getMixedSizes(b, loc, getInput()),
             tensor::getMixedSizes(b, loc, getHistory())};
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ExpertMatmulOp: loops [R, K, Out]
+//===----------------------------------------------------------------------===//
+
+SmallVector<utils::IteratorType> ExpertMatmulOp::getLoopIteratorTypes() {
+  return {3, utils::IteratorType::parallel};
+}
+
+SmallVector<Range> ExpertMatmulOp::getIterationDomain(OpBuilder &b) {
+  return domainOf(b, getLoc(),
+                  {{getExperts(), 0}, {getExperts(), 1}, {getWeights(), 1}});
+}
+
+FailureOr<TilingResult>
+ExpertMatmulOp::getTiledImplementation(OpBuilder &b,
+                                       ArrayRef<OpFoldResult> offsets,
+                                       ArrayRef<OpFoldResult> sizes) {
+  Location loc = getLoc();
+  AxisTile rows{0, offsets[0], sizes[0]}, slots{1, offsets[1], sizes[1]};
+  bool perSlot = getInput().getType().getRank() == 3;
+  SmallVector<AxisTile> inputTiles = {rows};
+  if (perSlot)
+    inputTiles.push_back(slots);
+  SmallVector<Value> operands = {
+      extractTile(b, loc, getInput(), inputTiles),
+      extractTile(b, loc, getWeights(), {{1, offsets[2], sizes[2]}}),
+      extractTile(b, loc, getExperts(), {rows, slots})};
+  auto resultType = RankedTensorType::get(
+      {staticSize(sizes[0]), staticSize(sizes[1]), staticSize(sizes[2])},
+      getResult().getType().getElementType());
+  return cloneOnTiles(b, getOperation(), operands, TypeRange{resultType});
+}
+
+LogicalResult ExpertMatmulOp::getResultTilePosition(
+    OpBuilder &b, unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
+    SmallVector<OpFoldResult> &resultSizes) {
+  resultOffsets.assign(offsets.begin(), offsets.end());
+  resultSizes.assign(sizes.begin(), sizes.end());
+  return success();
+}
+
+LogicalResult
+ExpertMatmulOp::reifyResultShapes(OpBuilder &b,
+                                  ReifiedRankedShapedTypeDims &shapes) {
+  Location loc = getLoc();
+  shapes = {{tensor::getMixedSize(b, loc, getExperts(), 0),
+             tensor::getMixedSize(b, loc, getExperts(), 1),
+             tensor::getMixedSize(b, loc, getWeights(), 1)}};
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TopKOp and RankOp: loops over the leading axes
+//===----------------------------------------------------------------------===//
+
+SmallVector<utils::IteratorType> TopKOp::getLoopIteratorTypes() {
+  return {size_t(getInput().getType().getRank() - 1),
+          utils::IteratorType::parallel};
+}
+
+SmallVector<Range> TopKOp::getIterationDomain(OpBuilder &b) {
+  return leadingDomain(b, getLoc(), getInput());
+}
+
+FailureOr<TilingResult>
+TopKOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
+                               ArrayRef<OpFoldResult> sizes) {
+  Value input =
+      extractTile(b, getLoc(), getInput(), leadingTiles(offsets, sizes));
+  int64_t k = getK();
+  return cloneOnTiles(
+      b, getOperation(), ValueRange{input},
+      TypeRange{withLastDim(input.getType(), k,
+                            getValues().getType().getElementType()),
+                withLastDim(input.getType(), k, b.getI32Type())});
+}
+
+LogicalResult TopKOp::getResultTilePosition(
+    OpBuilder &b, unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
+    SmallVector<OpFoldResult> &resultSizes) {
+  resultOffsets.assign(offsets.begin(), offsets.end());
+  resultOffsets.push_back(b.getIndexAttr(0));
+  resultSizes.assign(sizes.begin(), sizes.end());
+  resultSizes.push_back(b.getIndexAttr(getK()));
+  return success();
+}
+
+LogicalResult TopKOp::reifyResultShapes(OpBuilder &b,
+                                        ReifiedRankedShapedTypeDims &shapes) {
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(b, getLoc(), getInput());
+  sizes.back() = b.getIndexAttr(getK());
+  shapes = {sizes, sizes};
+  return success();
+}
+
+SmallVector<utils::IteratorType> RankOp::getLoopIteratorTypes() {
+  return {size_t(getInput().getType().getRank() - 1),
+          utils::IteratorType::parallel};
+}
+
+SmallVector<Range> RankOp::getIterationDomain(OpBuilder &b) {
+  return leadingDomain(b, getLoc(), getInput());
+}
+
+FailureOr<TilingResult>
+RankOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
+                               ArrayRef<OpFoldResult> sizes) {
+  Value input =
+      extractTile(b, getLoc(), getInput(), leadingTiles(offsets, sizes));
+  auto inputType = cast<RankedTensorType>(input.getType());
+  return cloneOnTiles(
+      b, getOperation(), ValueRange{input},
+      TypeRange{
+          withLastDim(inputType, inputType.getShape().back(), b.getI32Type())});
+}
+
+LogicalResult RankOp::getResultTilePosition(
+    OpBuilder &b, unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
+    SmallVector<OpFoldResult> &resultSizes) {
+  resultOffsets.assign(offsets.begin(), offsets.end());
+  resultOffsets.push_back(b.getIndexAttr(0));
+  resultSizes.assign(sizes.begin(), sizes.end());
+  resultSizes.push_back(tensor::getMixedSize(
+      b, getLoc(), getInput(), getInput().getType().getRank() - 1));
+  return success();
+}
+
+LogicalResult RankOp::reifyResultShapes(OpBuilder &b,
+                                        ReifiedRankedShapedTypeDims &shapes) {
+  shapes = {tensor::getMixedSizes(b, getLoc(), getInput())};
   return success();
 }

@@ -181,7 +181,10 @@ def Linnet_CausalConvOp : Linnet_Op<"causal_conv", [Pure,
 // ExpertMatmulOp
 //===----------------------------------------------------------------------===//
 
-def Linnet_ExpertMatmulOp : Linnet_Op<"expert_matmul", [Pure]> {
+def Linnet_ExpertMatmulOp : Linnet_Op<"expert_matmul", [Pure,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
+    DeclareOpInterfaceMethods<TilingInterface, Linnet_TilingMethods>]> {
   let summary = "matrix-vector products with per-row routed expert weights";
   let description = [{
     For every row `r` and slot `j`, multiplies the expert matrix
@@ -196,6 +199,10 @@ def Linnet_ExpertMatmulOp : Linnet_Op<"expert_matmul", [Pure]> {
 
     accumulated in f32 and rounded once. An expert id outside `[0, X)`
     yields a zero row; it is never read out of bounds.
+
+    Tiling: the loops are `[R, K, Out]`, all parallel; a tile reads its
+    rows' (and slots') input and expert ids and its `Out` rows of every
+    expert's weights, whole along `In`.
 
     Example:
 
@@ -219,13 +226,18 @@ def Linnet_ExpertMatmulOp : Linnet_Op<"expert_matmul", [Pure]> {
 // TopKOp
 //===----------------------------------------------------------------------===//
 
-def Linnet_TopKOp : Linnet_Op<"topk", [Pure]> {
+def Linnet_TopKOp : Linnet_Op<"topk", [Pure,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
+    DeclareOpInterfaceMethods<TilingInterface, Linnet_TilingMethods>]> {
   let summary = "the k largest elements along the last axis";
   let description = [{
     Returns the `k` largest elements of every slice along the last axis of
     `input` (`[..., N]`), in descending order, and their indices (i32).
     Equal elements come in order of increasing index; NaN counts as larger
     than every number. Requires `1 <= k <= N`.
+
+    Tiling: the loops are the leading axes (all but the last), parallel.
 
     Example:
 
@@ -248,7 +260,10 @@ def Linnet_TopKOp : Linnet_Op<"topk", [Pure]> {
 // RankOp
 //===----------------------------------------------------------------------===//
 
-def Linnet_RankOp : Linnet_Op<"rank", [Pure]> {
+def Linnet_RankOp : Linnet_Op<"rank", [Pure,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
+    DeclareOpInterfaceMethods<TilingInterface, Linnet_TilingMethods>]> {
   let summary = "descending rank of every element along the last axis";
   let description = [{
     For every element of `input` (`[..., N]`), counts the elements of its
@@ -256,6 +271,8 @@ def Linnet_RankOp : Linnet_Op<"rank", [Pure]> {
     at a lower index: 0 marks the largest element, and the ranks of a slice
     are a permutation of `0 .. N - 1`. NaN counts as larger than every
     number.
+
+    Tiling: the loops are the leading axes (all but the last), parallel.
 
     Example:
 
