@@ -1,6 +1,7 @@
 # lit configuration for linnet: every .linnet, .test and .json-driven test
 # under test/ runs the built tools and checks output with FileCheck.
 import os
+import shutil
 import lit.formats
 
 config.name = "linnet"
@@ -50,3 +51,9 @@ def cpu_flags():
 
 if "avx512_bf16" in cpu_flags():
     config.available_features.add("avx512bf16")
+
+# `ptxas`: the CUDA toolkit's assembler is where gpu-module-to-binary looks for
+# it (/usr/local/cuda/bin, then PATH), so the CUDA target's tests can make
+# cubins. No GPU or driver is needed.
+if os.path.exists("/usr/local/cuda/bin/ptxas") or shutil.which("ptxas"):
+    config.available_features.add("ptxas")

@@ -8,16 +8,21 @@
 
 #include "linnet/InitLinnet.h"
 #include "linnet/Target/CPU/CpuPipeline.h"
+#include "linnet/Target/CUDA/CudaPipeline.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   // Everything linnet-opt knows is registered here.
   mlir::DialectRegistry registry;
   linnet::registerLinnetDialects(registry);
+  // gpu-module-to-binary translates each kernel module to LLVM IR in process.
+  mlir::registerAllToLLVMIRTranslations(registry);
   linnet::registerLinnetPasses();
   linnet::registerCpuPipelines();
+  linnet::registerCudaPipelines();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "linnet optimizer driver\n", registry));

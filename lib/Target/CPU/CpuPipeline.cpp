@@ -11,13 +11,12 @@
 
 #include "PassDetail.h"
 
+#include "linnet/Codegen/Bufferization.h"
 #include "linnet/Codegen/Passes.h"
 #include "linnet/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -77,18 +76,7 @@ void addLinalgStage(OpPassManager &pm, const CpuPipelineOptions &options) {
 
 /// Bufferization, OpenMP loops, 1-D vectors, bf16 without runtime calls.
 void addLoopsStage(OpPassManager &pm, const CpuPipelineOptions &options) {
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  // scf.for bodies may yield a fresh tensor each iteration.
-  bufferize.allowReturnAllocsFromLoops = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  addCleanup(pm.nest<func::FuncOp>());
-  pm.addPass(createLinnetCodegenDropInPlaceResults());
-  bufferization::buildBufferDeallocationPipeline(pm);
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  codegen::addBufferization(pm);
 
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createLinnetCpuLowerVectors());

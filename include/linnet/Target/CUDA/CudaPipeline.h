@@ -1,0 +1,67 @@
+//===- CudaPipeline.h - linalg on tensors to GPU kernels for CUDA ---------===//
+//
+// The CUDA target takes the module the CPU target takes (func.func on
+// tensors: linalg, tensor, arith, math, scf and the linnet ops) and makes
+// every dispatch region a GPU kernel: the shared Codegen's dispatch regions
+// with the GPU's block tiles, bufferization, each region a `gpu.launch`
+// (blocks and threads), the kernels outlined, then NVVM, PTX and a cubin
+// (ptxas from the CUDA toolkit). The host side of the module is not yet a
+// plan that runs on a device (its buffers are host allocations): this is
+// the device code, checked by ptxas.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_TARGET_CUDA_CUDAPIPELINE_H
+#define LINNET_TARGET_CUDA_CUDAPIPELINE_H
+
+#include <cstdint>
+#include <string>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace linnet {
+
+/// $CUDA_HOME when set, else /usr/local/cuda.
+std::string defaultCudaToolkit();
+
+/// Where buildCudaPipeline stops.
+enum class CudaStage {
+  /// Dispatch regions formed with the GPU's block tiles, on tensors.
+  Linalg,
+  /// Bufferized, every region a kernel: `gpu.launch_func` on the host side,
+  /// `gpu.func` kernels in a `gpu.module`.
+  Kernels,
+  /// The kernels compiled to a cubin (`gpu.binary`), the host side in the
+  /// LLVM dialect.
+  Binary,
+};
+
+/// Knobs of the CUDA pipeline.
+struct CudaPipelineOptions {
+  /// Threads of each block, and parallel iterations of a block's tile.
+  int64_t threadsPerBlock = 256;
+  /// The GPU the cubin is for, and the PTX version (CUDA 13's ptxas takes
+  /// +ptx80 to +ptx90 from LLVM 22; without one LLVM aborts on sm_90a).
+  std::string chip = "sm_90a";
+  std::string features = "+ptx80";
+  /// The CUDA toolkit: its bin/ptxas assembles the PTX, its
+  /// nvvm/libdevice/libdevice.10.bc has the math functions.
+  std::string toolkit = defaultCudaToolkit();
+};
+
+/// Adds the CUDA pipeline to `pm` (anchored on `builtin.module`) up to and
+/// including `stopAfter`.
+void buildCudaPipeline(mlir::OpPassManager &pm,
+                       const CudaPipelineOptions &options, CudaStage stopAfter);
+
+/// Registers the `linnet-cuda-pipeline` pass pipeline
+/// (`linnet-cuda-pipeline{stop-after=linalg|kernels|binary
+/// threads-per-block=N chip=sm_90a features=+ptx80 toolkit=DIR}`) and the
+/// CUDA target's own passes.
+void registerCudaPipelines();
+
+} // namespace linnet
+
+#endif // LINNET_TARGET_CUDA_CUDAPIPELINE_H

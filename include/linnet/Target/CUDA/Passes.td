@@ -1,0 +1,78 @@
+//===- Passes.td - the CUDA target's own passes -------------*- tablegen -*-===//
+//
+// The CUDA target's own passes: its choice of tile sizes for the shared
+// Codegen passes (Codegen/Passes.td), and the mapping of the bufferized
+// dispatch regions onto GPU blocks and threads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINNET_TARGET_CUDA_PASSES
+#define LINNET_TARGET_CUDA_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def LinnetCudaSelectLoweringConfig
+    : Pass<"linnet-cuda-select-lowering-config", "mlir::func::FuncOp"> {
+  let summary = "Choose the GPU's block tiles: a #linnet.lowering_config on "
+                "every linalg op";
+  let description = [{
+    The CUDA target's policy for the Codegen passes: the `thread` level of
+    an op's configuration is the tile of one GPU block. It takes up to
+    `threads-per-block` parallel iterations, innermost loop first (where
+    consecutive threads read consecutive elements), then the loops outside
+    it; reduction loops stay whole, summed by one thread per output. A
+    configuration already present is kept.
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t", "256",
+           "Parallel iterations in one block's tile">,
+  ];
+  let dependentDialects = ["::linnet::LinnetDialect"];
+}
+
+def LinnetCudaCheckTarget : Pass<"linnet-cuda-check-target", "mlir::ModuleOp"> {
+  let summary = "Check that the GPU and PTX version asked for can be compiled";
+  let description = [{
+    Fails with an error naming the option when `chip` is not a GPU the
+    pipeline knows, or `features` asks for a PTX version that chip cannot be
+    written in (LLVM 22 aborts the process on, say, sm_90a in PTX 6.0) or
+    one past what LLVM 22 and CUDA 13's ptxas take (+ptx90).
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90a\"", "The GPU">,
+    Option<"features", "features", "std::string", "\"+ptx80\"",
+           "The PTX version, as +ptxNN">,
+  ];
+}
+
+def LinnetCudaMapDispatchRegions
+    : Pass<"linnet-cuda-map-dispatch-regions", "mlir::func::FuncOp"> {
+  let summary = "Turn each bufferized dispatch region into a gpu.launch";
+  let description = [{
+    A dispatch region (a top-level `scf.forall` without results, after
+    bufferization) becomes a `gpu.launch` with one block per iteration of the
+    forall (one grid dimension; the forall's induction variables are the
+    block id delinearized). Inside the block every linalg op's parallel
+    iterations are dealt out to the `threads-per-block` threads (a loop from
+    the thread id in steps of the block size over their linearized index;
+    the reduction loops of one iteration run in one thread), with a
+    `gpu.barrier` after each op, since the next one may read what it wrote.
+    Other writes in a region run in thread 0. A buffer a region allocates
+    (the tile of a fused producer) of static shape becomes workgroup memory
+    of its block; one of dynamic shape is an error: on a GPU it would be a
+    per-thread `malloc`. A linalg op outside every region is a kernel of one
+    block.
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t", "256",
+           "Threads of each block">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+#endif // LINNET_TARGET_CUDA_PASSES

@@ -1,0 +1,381 @@
+//===- CudaMapDispatchRegions.cpp - dispatch regions to GPU kernels -------===//
+//
+// After bufferization a dispatch region is an `scf.forall` without results
+// whose body computes one tile: linalg ops on subviews of the function's
+// buffers. Each becomes a `gpu.launch` (gpu-kernel-outlining then makes it a
+// kernel): the forall's iterations are the blocks, and inside a block each
+// linalg op's parallel iterations are dealt out to its threads, one
+// iteration's reduction loops in one thread. This is the first, general
+// mapping: every region runs, none fast (the kernels of the special ops
+// and the register tiles of the GPU come on top of it).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PassDetail.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+
+namespace linnet {
+#define GEN_PASS_DEF_LINNETCUDAMAPDISPATCHREGIONS
+#include "Passes.h.inc"
+} // namespace linnet
+
+using namespace mlir;
+
+namespace {
+
+/// ceil((ub - lb) / step) of each dimension of a loop.
+SmallVector<Value> tripCounts(OpBuilder &b, Location loc,
+                              ArrayRef<OpFoldResult> lbs,
+                              ArrayRef<OpFoldResult> ubs,
+                              ArrayRef<OpFoldResult> steps) {
+  SmallVector<Value> counts;
+  for (auto [lb, ub, step] : llvm::zip_equal(lbs, ubs, steps)) {
+    Value span = arith::SubIOp::create(
+        b, loc, getValueOrCreateConstantIndexOp(b, loc, ub),
+        getValueOrCreateConstantIndexOp(b, loc, lb));
+    counts.push_back(arith::CeilDivUIOp::create(
+        b, loc, span, getValueOrCreateConstantIndexOp(b, loc, step)));
+  }
+  return counts;
+}
+
+/// The product of `values`.
+Value product(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+  Value result = arith::ConstantIndexOp::create(b, loc, 1);
+  for (Value value : values)
+    result = arith::MulIOp::create(b, loc, result, value);
+  return result;
+}
+
+/// The induction variables of a loop nest at linear iteration `linear`:
+/// lb + step * (linear delinearized by the trip counts).
+SmallVector<Value> inductionVariables(OpBuilder &b, Location loc, Value linear,
+                                      ArrayRef<Value> counts,
+                                      ArrayRef<OpFoldResult> lbs,
+                                      ArrayRef<OpFoldResult> steps) {
+  SmallVector<Value> indices;
+  if (counts.size() == 1)
+    indices.push_back(linear);
+  else
+    llvm::append_range(indices, affine::AffineDelinearizeIndexOp::create(
+                                    b, loc, linear, ValueRange(counts),
+                                    /*hasOuterBound=*/true)
+                                    .getResults());
+  SmallVector<Value> ivs;
+  for (auto [index, lb, step] : llvm::zip_equal(indices, lbs, steps)) {
+    Value scaled = arith::MulIOp::create(
+        b, loc, index, getValueOrCreateConstantIndexOp(b, loc, step));
+    ivs.push_back(arith::AddIOp::create(
+        b, loc, scaled, getValueOrCreateConstantIndexOp(b, loc, lb)));
+  }
+  return ivs;
+}
+
+/// Replaces `loop` by a loop from thread `thread` in steps of `threads`
+/// over the linear index of its iterations; returns that loop.
+scf::ForOp dealOutToThreads(RewriterBase &rewriter, scf::ParallelOp loop,
+                            Value thread, Value threads) {
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  SmallVector<OpFoldResult> lbs = getAsOpFoldResult(loop.getLowerBound()),
+                            ubs = getAsOpFoldResult(loop.getUpperBound()),
+                            steps = getAsOpFoldResult(loop.getStep());
+  SmallVector<Value> counts = tripCounts(rewriter, loc, lbs, ubs, steps);
+  Value total = product(rewriter, loc, counts);
+  auto strided = scf::ForOp::create(rewriter, loc, thread, total, threads);
+  rewriter.setInsertionPointToStart(strided.getBody());
+  SmallVector<Value> ivs = inductionVariables(
+      rewriter, loc, strided.getInductionVar(), counts, lbs, steps);
+  Block *body = loop.getBody();
+  rewriter.eraseOp(body->getTerminator());
+  rewriter.inlineBlockBefore(body, strided.getBody()->getTerminator(), ivs);
+  rewriter.eraseOp(loop);
+  return strided;
+}
+
+/// Runs `op` in thread 0 only; returns the guard.
+scf::IfOp runInFirstThread(RewriterBase &rewriter, Operation *op,
+                           Value thread) {
+  Location loc = op->getLoc();
+  rewriter.setInsertionPoint(op);
+  Value first =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, thread,
+                            arith::ConstantIndexOp::create(rewriter, loc, 0));
+  auto guard = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
+  rewriter.moveOpBefore(op, guard.thenBlock()->getTerminator());
+  return guard;
+}
+
+/// Whether `op` writes memory other than through the linalg ops of the
+/// region (a store, a vector write).
+bool writesOutsideLinalg(Operation *op) {
+  if (isa<linalg::LinalgOp>(op) || op->getParentOfType<linalg::LinalgOp>())
+    return false;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  return effects && effects.hasEffect<MemoryEffects::Write>() &&
+         !isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op);
+}
+
+/// Inside `launch`: each linalg op's parallel loop dealt out to the threads
+/// and each other write run by thread 0, every one followed by a barrier.
+LogicalResult distributeOverThreads(RewriterBase &rewriter,
+                                    gpu::LaunchOp launch) {
+  Value thread = launch.getThreadIds().x;
+  Value threads = launch.getBlockSize().x;
+  SmallVector<memref::CopyOp> copies;
+  launch.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+  for (memref::CopyOp copy : copies) {
+    rewriter.setInsertionPoint(copy);
+    rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(),
+                                                copy.getTarget());
+  }
+  SmallVector<Operation *> writes;
+  launch.walk([&](Operation *op) {
+    if (writesOutsideLinalg(op))
+      writes.push_back(op);
+  });
+  for (Operation *write : writes) {
+    scf::IfOp guard = runInFirstThread(rewriter, write, thread);
+    rewriter.setInsertionPointAfter(guard);
+    gpu::BarrierOp::create(rewriter, write->getLoc());
+  }
+  SmallVector<linalg::LinalgOp> ops;
+  launch.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+  for (linalg::LinalgOp op : ops) {
+    Location loc = op.getLoc();
+    // An op without loops (on 0-d buffers) is one thread's scalar code.
+    scf::IfOp scalar;
+    if (op.getNumLoops() == 0)
+      scalar = runInFirstThread(rewriter, op, thread);
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::LinalgLoops> loops =
+        linalg::linalgOpToParallelLoops(rewriter, op);
+    if (failed(loops))
+      return op.emitOpError("cannot be lowered to loops for a GPU kernel");
+    rewriter.eraseOp(op);
+    if (scalar) {
+      rewriter.setInsertionPointAfter(scalar);
+      gpu::BarrierOp::create(rewriter, loc);
+      continue;
+    }
+    Operation *outermost = loops->front();
+    scf::ParallelOp parallel;
+    outermost->walk<WalkOrder::PreOrder>([&](scf::ParallelOp found) {
+      parallel = found;
+      return WalkResult::interrupt();
+    });
+    // The barrier goes after the whole loop nest (the parallel loop may be
+    // inside a reduction loop, or be the nest itself).
+    Operation *nest = outermost;
+    if (parallel) {
+      scf::ForOp strided =
+          dealOutToThreads(rewriter, parallel, thread, threads);
+      if (parallel.getOperation() == outermost)
+        nest = strided;
+    } else {
+      nest = runInFirstThread(rewriter, outermost, thread);
+    }
+    rewriter.setInsertionPointAfter(nest);
+    gpu::BarrierOp::create(rewriter, loc);
+  }
+  return success();
+}
+
+/// A buffer a region allocates (the tile of a fused producer, shared by the
+/// block's threads), to become workgroup memory of the block: `elements`
+/// of its element type, the most its shape can hold (a partial tile's
+/// extent is bounded by the tile size).
+struct TileBuffer {
+  Operation *allocation;
+  int64_t elements;
+};
+
+/// The buffers `body` allocates; an error for one whose size has no
+/// constant bound, which could only be a device `malloc` in every thread.
+FailureOr<SmallVector<TileBuffer>> collectAllocations(Operation *body) {
+  SmallVector<TileBuffer> buffers;
+  WalkResult result = body->walk([&](Operation *op) {
+    if (!isa<memref::AllocOp, memref::AllocaOp>(op))
+      return WalkResult::advance();
+    auto type = cast<MemRefType>(op->getResult(0).getType());
+    int64_t elements = 1;
+    bool bounded = type.getLayout().isIdentity();
+    unsigned dynamic = 0;
+    for (int64_t size : type.getShape()) {
+      if (!ShapedType::isDynamic(size)) {
+        elements *= size;
+        continue;
+      }
+      FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+          presburger::BoundType::UB, op->getOperand(dynamic++),
+          /*stopCondition=*/nullptr, /*closedUB=*/true);
+      if (failed(bound)) {
+        bounded = false;
+        break;
+      }
+      elements *= *bound;
+    }
+    if (!bounded) {
+      op->emitOpError()
+          << "allocates " << type
+          << " inside a dispatch region with no bound on its size: a GPU "
+             "kernel holds a tile's buffers in workgroup memory, and one of "
+             "unbounded size would be a device malloc in every thread";
+      return WalkResult::interrupt();
+    }
+    buffers.push_back({op, elements});
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  return buffers;
+}
+
+/// `allocation` replaced by a view of `buffer` (workgroup memory of
+/// `elements`) of its type: the same sizes, contiguous.
+void replaceByWorkgroupBuffer(RewriterBase &rewriter, Operation *allocation,
+                              Value buffer) {
+  Location loc = allocation->getLoc();
+  auto type = cast<MemRefType>(allocation->getResult(0).getType());
+  auto bufferType = cast<MemRefType>(buffer.getType());
+  rewriter.setInsertionPoint(allocation);
+  Value generic = memref::MemorySpaceCastOp::create(
+      rewriter, loc,
+      MemRefType::get(bufferType.getShape(), bufferType.getElementType()),
+      buffer);
+  SmallVector<OpFoldResult> sizes;
+  unsigned dynamic = 0;
+  for (int64_t size : type.getShape())
+    sizes.push_back(ShapedType::isDynamic(size)
+                        ? OpFoldResult(allocation->getOperand(dynamic++))
+                        : OpFoldResult(rewriter.getIndexAttr(size)));
+  SmallVector<OpFoldResult> strides(sizes.size());
+  OpFoldResult stride = rewriter.getIndexAttr(1);
+  AffineExpr s0, s1;
+  bindSymbols(rewriter.getContext(), s0, s1);
+  for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride = affine::makeComposedFoldedAffineApply(rewriter, loc, s0 * s1,
+                                                   {stride, sizes[d]});
+  }
+  Value view = memref::ReinterpretCastOp::create(
+      rewriter, loc, type, generic, rewriter.getIndexAttr(0), sizes, strides);
+  SmallVector<Operation *> deallocs;
+  for (Operation *user : allocation->getUsers())
+    if (isa<memref::DeallocOp>(user))
+      deallocs.push_back(user);
+  for (Operation *dealloc : deallocs)
+    rewriter.eraseOp(dealloc);
+  rewriter.replaceOp(allocation, view);
+}
+
+/// The kernel of the `index`th region of `func`: the function's name (with
+/// `_` for the `.` that PTX names cannot hold), the index, and the kind of
+/// the region's last linalg op (its root), as `GatedDeltaNet_decode_3_matmul`.
+std::string kernelName(func::FuncOp func, unsigned index, Operation *region) {
+  std::string name = func.getSymName().str();
+  std::replace(name.begin(), name.end(), '.', '_');
+  name += "_" + std::to_string(index);
+  Operation *root = nullptr;
+  region->walk([&](linalg::LinalgOp op) { root = op; });
+  if (root)
+    name += "_" + root->getName().stripDialect().str();
+  std::replace(name.begin(), name.end(), '.', '_');
+  return name;
+}
+
+/// Makes `region` (a dispatch region on buffers, or a single linalg op
+/// outside every region) a `gpu.launch` of `threadsPerBlock` threads per
+/// block, outlined later as kernel `name`.
+LogicalResult mapToLaunch(RewriterBase &rewriter, Operation *region,
+                          int64_t threadsPerBlock, StringRef name) {
+  Location loc = region->getLoc();
+  auto forall = dyn_cast<scf::ForallOp>(region);
+  if (forall && forall.getNumResults() != 0)
+    return forall.emitOpError(
+        "is still on tensors: dispatch regions are mapped after "
+        "bufferization");
+  FailureOr<SmallVector<TileBuffer>> allocations = collectAllocations(region);
+  if (failed(allocations))
+    return failure();
+
+  rewriter.setInsertionPoint(region);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value threads =
+      arith::ConstantIndexOp::create(rewriter, loc, threadsPerBlock);
+  SmallVector<Value> counts;
+  SmallVector<OpFoldResult> lbs, steps;
+  if (forall) {
+    lbs = forall.getMixedLowerBound();
+    steps = forall.getMixedStep();
+    counts = tripCounts(rewriter, loc, lbs, forall.getMixedUpperBound(), steps);
+  }
+  Value blocks = product(rewriter, loc, counts);
+  SmallVector<Type> workgroup;
+  Attribute space = gpu::AddressSpaceAttr::get(rewriter.getContext(),
+                                               gpu::AddressSpace::Workgroup);
+  for (const TileBuffer &buffer : *allocations) {
+    auto type = cast<MemRefType>(buffer.allocation->getResult(0).getType());
+    workgroup.push_back(MemRefType::get(
+        {buffer.elements}, type.getElementType(), AffineMap(), space));
+  }
+  auto symbol = FlatSymbolRefAttr::get(rewriter.getContext(), name);
+  auto launch = gpu::LaunchOp::create(
+      rewriter, loc, blocks, one, one, threads, one, one,
+      /*dynamicSharedMemorySize=*/{}, /*asyncTokenType=*/{}, {}, workgroup,
+      /*privateAttributions=*/{}, {}, {}, {}, /*module=*/symbol,
+      /*function=*/symbol);
+  Block &body = launch.getBody().front();
+  rewriter.setInsertionPointToStart(&body);
+  gpu::TerminatorOp terminator = gpu::TerminatorOp::create(rewriter, loc);
+  if (forall) {
+    rewriter.setInsertionPoint(terminator);
+    SmallVector<Value> ivs = inductionVariables(
+        rewriter, loc, launch.getBlockIds().x, counts, lbs, steps);
+    Block *tile = forall.getBody();
+    rewriter.eraseOp(tile->getTerminator());
+    rewriter.inlineBlockBefore(tile, terminator, ivs);
+    rewriter.eraseOp(forall);
+  } else {
+    rewriter.moveOpBefore(region, terminator);
+  }
+  for (auto [buffer, attribution] :
+       llvm::zip_equal(*allocations, launch.getWorkgroupAttributions()))
+    replaceByWorkgroupBuffer(rewriter, buffer.allocation, attribution);
+  return distributeOverThreads(rewriter, launch);
+}
+
+struct CudaMapDispatchRegionsPass
+    : linnet::impl::LinnetCudaMapDispatchRegionsBase<
+          CudaMapDispatchRegionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+    SmallVector<Operation *> regions;
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<scf::ForallOp>(op)) {
+        regions.push_back(op);
+        return WalkResult::skip();
+      }
+      // A linalg op that no configuration tiled: a region of one block.
+      if (isa<linalg::LinalgOp>(op)) {
+        regions.push_back(op);
+        return WalkResult::skip();
+      }
+      return WalkResult::advance();
+    });
+    for (auto [index, region] : llvm::enumerate(regions))
+      if (failed(mapToLaunch(rewriter, region, threadsPerBlock,
+                             kernelName(func, index, region))))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

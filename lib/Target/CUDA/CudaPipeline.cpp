@@ -1,0 +1,169 @@
+//===- CudaPipeline.cpp - the CUDA pipeline, stage by stage ---------------===//
+//
+// One place that orders the passes from linalg on tensors to a cubin, so
+// that tools and lit tests run the same pipeline and can stop after each
+// stage. The Codegen passes are the CPU target's; the tile sizes, the
+// mapping onto blocks and threads and the tail (NVVM) are the GPU's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linnet/Target/CUDA/CudaPipeline.h"
+
+#include "PassDetail.h"
+
+#include "linnet/Codegen/Bufferization.h"
+#include "linnet/Codegen/Passes.h"
+#include "linnet/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+namespace linnet {
+
+namespace {
+
+void addCleanup(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+/// The linnet ops lowered, dispatch regions formed with the GPU's block
+/// tiles, on tensors.
+void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
+  LinnetCudaCheckTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  pm.addPass(createLinnetCudaCheckTarget(target));
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createLinnetLowerToLinalg());
+  funcPm.addPass(createConvertElementwiseToLinalgPass());
+  addCleanup(funcPm);
+  funcPm.addPass(createLinnetCodegenPrepare());
+  funcPm.addPass(createLinnetCodegenWriteStatesInPlace());
+  LinnetCudaSelectLoweringConfigOptions tiling;
+  tiling.threadsPerBlock = options.threadsPerBlock;
+  funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
+  funcPm.addPass(createLinnetCodegenFormDispatchRegions());
+  addCleanup(funcPm);
+}
+
+/// Bufferized (as on the CPU), every dispatch region a kernel.
+void addKernelsStage(OpPassManager &pm, const CudaPipelineOptions &options) {
+  codegen::addBufferization(pm);
+  LinnetCudaMapDispatchRegionsOptions mapping;
+  mapping.threadsPerBlock = options.threadsPerBlock;
+  pm.nest<func::FuncOp>().addPass(createLinnetCudaMapDispatchRegions(mapping));
+  pm.addPass(createLowerAffinePass());
+  addCleanup(pm);
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+}
+
+/// The kernels through NVVM to a cubin (ptxas), the host side to LLVM: the
+/// passes of upstream's gpu-lower-to-nvvm-pipeline (MLIR22_NOTES section 4),
+/// spelled out because that pipeline cannot be told where the toolkit is
+/// (ptxas, and libdevice for math functions such as `__nv_expf`).
+void addBinaryStage(OpPassManager &pm, const CudaPipelineOptions &options) {
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  addCleanup(pm);
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  addCleanup(kernels);
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.toolkit;
+  binary.compilationTarget = "bin";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  addCleanup(pm);
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+/// Textual options of `linnet-cuda-pipeline`.
+struct CudaPipelineCliOptions
+    : public PassPipelineOptions<CudaPipelineCliOptions> {
+  Option<std::string> stopAfter{
+      *this, "stop-after",
+      llvm::cl::desc("Last stage to run: linalg, kernels or binary"),
+      llvm::cl::init("binary")};
+  Option<int64_t> threadsPerBlock{*this, "threads-per-block",
+                                  llvm::cl::desc("Threads of each block"),
+                                  llvm::cl::init(256)};
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("The GPU the cubin is for"),
+                           llvm::cl::init("sm_90a")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("The PTX version"),
+                               llvm::cl::init("+ptx80")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("The CUDA toolkit (ptxas, libdevice); default "
+                     "$CUDA_HOME, else /usr/local/cuda"),
+      llvm::cl::init("")};
+};
+
+} // namespace
+
+std::string defaultCudaToolkit() {
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    return home;
+  return "/usr/local/cuda";
+}
+
+void buildCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &options,
+                       CudaStage stopAfter) {
+  addLinalgStage(pm, options);
+  if (stopAfter == CudaStage::Linalg)
+    return;
+  addKernelsStage(pm, options);
+  if (stopAfter == CudaStage::Kernels)
+    return;
+  addBinaryStage(pm, options);
+}
+
+void registerCudaPipelines() {
+  registerLinnetCudaPasses();
+  PassPipelineRegistration<CudaPipelineCliOptions>(
+      "linnet-cuda-pipeline",
+      "Lower linalg on tensors to GPU kernels and a cubin for CUDA",
+      [](OpPassManager &pm, const CudaPipelineCliOptions &cli) {
+        CudaPipelineOptions options;
+        options.threadsPerBlock = cli.threadsPerBlock;
+        options.chip = cli.chip;
+        options.features = cli.features;
+        if (!cli.toolkit.empty())
+          options.toolkit = cli.toolkit;
+        CudaStage stage = CudaStage::Binary;
+        if (cli.stopAfter == "linalg")
+          stage = CudaStage::Linalg;
+        else if (cli.stopAfter == "kernels")
+          stage = CudaStage::Kernels;
+        buildCudaPipeline(pm, options, stage);
+      });
+}
+
+} // namespace linnet

@@ -1,0 +1,64 @@
+//===- CudaSelectLoweringConfig.cpp - the GPU's block tiles ---------------===//
+//
+// The CUDA target's tile sizes for the shared Codegen passes: the `thread`
+// level of a #linnet.lowering_config, a dispatch region's tile, is one GPU
+// block's. A block takes up to threads-per-block parallel iterations, one
+// per thread (linnet-cuda-map-dispatch-regions deals them out), the
+// innermost loop first so that neighbouring threads touch neighbouring
+// elements. Reductions stay whole inside a thread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PassDetail.h"
+
+#include "linnet/Codegen/LoweringConfig.h"
+
+namespace linnet {
+#define GEN_PASS_DEF_LINNETCUDASELECTLOWERINGCONFIG
+#include "Passes.h.inc"
+} // namespace linnet
+
+using namespace mlir;
+
+namespace {
+
+/// The block tile of `op`: parallel loops from the innermost out, each
+/// taking what is left of `threads` iterations (a dynamic extent all of it),
+/// 0 (whole) for reductions. A loop that gets a tile of 1 is still tiled,
+/// so that the block count, not the block, covers it.
+SmallVector<int64_t> blockTile(linalg::LinalgOp op, int64_t threads) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> tile(ranges.size(), 0);
+  int64_t left = threads;
+  for (int64_t d = int64_t(ranges.size()) - 1; d >= 0; --d) {
+    if (iterators[d] != utils::IteratorType::parallel)
+      continue;
+    int64_t extent = ShapedType::isDynamic(ranges[d]) ? left : ranges[d];
+    tile[d] = std::max<int64_t>(1, std::min(extent, left));
+    left = std::max<int64_t>(1, left / tile[d]);
+  }
+  return tile;
+}
+
+struct CudaSelectLoweringConfigPass
+    : linnet::impl::LinnetCudaSelectLoweringConfigBase<
+          CudaSelectLoweringConfigPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    getOperation().walk([&](linalg::LinalgOp op) {
+      // A configuration pinned in the input is kept.
+      if (!op.hasPureTensorSemantics() ||
+          linnet::codegen::getLoweringConfig(op))
+        return;
+      SmallVector<int64_t> thread = blockTile(op, threadsPerBlock);
+      SmallVector<int64_t> none(thread.size(), 0);
+      linnet::codegen::setLoweringConfig(
+          op, linnet::LoweringConfigAttr::get(context, thread, none, none));
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,60 @@
+// linnet-cuda-select-lowering-config alone: a block's tile (the `thread`
+// level) takes up to threads-per-block parallel iterations, innermost loop
+// first, one thread each; reductions stay whole. A pinned configuration is
+// kept.
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config))" | FileCheck %s
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config{threads-per-block=64}))" | FileCheck %s --check-prefix=SMALL
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+// CHECK-LABEL: func.func @ops
+// CHECK: linalg.generic {{.*}}thread = [1, 256], reduction = [0, 0], vector = [0, 0]
+// CHECK: linalg.generic {{.*}}thread = [64, 4], reduction = [0, 0], vector = [0, 0]
+// CHECK: linalg.generic {{.*}}thread = [256, 0], reduction = [0, 0], vector = [0, 0]
+// CHECK: linalg.matmul {{.*}}thread = [1, 256, 0], reduction = [0, 0, 0], vector = [0, 0, 0]
+// CHECK: linalg.generic {{.*}}thread = [2, 2], reduction = [0, 0], vector = [0, 0]
+// SMALL-LABEL: func.func @ops
+// SMALL: thread = [1, 64]
+// SMALL: thread = [16, 4]
+// SMALL: thread = [64, 0]
+// SMALL: thread = [1, 64, 0]
+func.func @ops(%x: tensor<?x512xf32>, %n: tensor<?x4xf32>, %a: tensor<64x128xf32>, %b: tensor<128x512xf32>, %c: tensor<64x512xf32>)
+    -> (tensor<?x512xf32>, tensor<?x4xf32>, tensor<?xf32>, tensor<64x512xf32>, tensor<?x512xf32>) {
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x512xf32>
+  %e = tensor.empty(%rows) : tensor<?x512xf32>
+  // Elementwise: 256 of the 512 columns of a row.
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x512xf32>) outs(%e : tensor<?x512xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.negf %v : f32
+    linalg.yield %r : f32
+  } -> tensor<?x512xf32>
+  // A row of 4: 64 rows of it.
+  %nrows = tensor.dim %n, %c0 : tensor<?x4xf32>
+  %en = tensor.empty(%nrows) : tensor<?x4xf32>
+  %narrow = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%n : tensor<?x4xf32>) outs(%en : tensor<?x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.negf %v : f32
+    linalg.yield %r : f32
+  } -> tensor<?x4xf32>
+  // A row sum: 256 rows, each summed by one thread.
+  %es = tensor.empty(%rows) : tensor<?xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x512xf32>) outs(%es : tensor<?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.addf %v, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  // A matmul: 256 outputs of a row, each a whole dot product.
+  %mm = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x512xf32>) outs(%c : tensor<64x512xf32>) -> tensor<64x512xf32>
+  %pinned = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"],
+      linnet.lowering_config = #linnet.lowering_config<thread = [2, 2], reduction = [0, 0], vector = [0, 0]>}
+      ins(%x : tensor<?x512xf32>) outs(%e : tensor<?x512xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.negf %v : f32
+    linalg.yield %r : f32
+  } -> tensor<?x512xf32>
+  return %neg, %narrow, %sum, %mm, %pinned : tensor<?x512xf32>, tensor<?x4xf32>, tensor<?xf32>, tensor<64x512xf32>, tensor<?x512xf32>
+}
