@@ -121,6 +121,37 @@ bool writesOutsideLinalg(Operation *op) {
          !isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op);
 }
 
+/// `op` with its parallel loops outermost (a generic, interchanged where they
+/// were not), so that its loops are one `scf.parallel` over all of them
+/// around the reduction loops: every parallel iteration is a thread's.
+FailureOr<linalg::LinalgOp> withParallelLoopsFirst(RewriterBase &rewriter,
+                                                   linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> order;
+  for (auto [d, iterator] : llvm::enumerate(iterators))
+    if (iterator == utils::IteratorType::parallel)
+      order.push_back(d);
+  for (auto [d, iterator] : llvm::enumerate(iterators))
+    if (iterator != utils::IteratorType::parallel)
+      order.push_back(d);
+  if (llvm::equal(order, llvm::seq<unsigned>(0, iterators.size())))
+    return op;
+  rewriter.setInsertionPoint(op);
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic) {
+    FailureOr<linalg::GenericOp> generalized =
+        linalg::generalizeNamedOp(rewriter, op);
+    if (failed(generalized))
+      return failure();
+    generic = *generalized;
+  }
+  FailureOr<linalg::GenericOp> interchanged =
+      linalg::interchangeGenericOp(rewriter, generic, order);
+  if (failed(interchanged))
+    return failure();
+  return cast<linalg::LinalgOp>(interchanged->getOperation());
+}
+
 /// Inside `launch`: each linalg op's parallel loop dealt out to the threads
 /// and each other write run by thread 0, every one followed by a barrier.
 LogicalResult distributeOverThreads(RewriterBase &rewriter,
@@ -146,8 +177,14 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
   }
   SmallVector<linalg::LinalgOp> ops;
   launch.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
-  for (linalg::LinalgOp op : ops) {
-    Location loc = op.getLoc();
+  for (linalg::LinalgOp original : ops) {
+    Location loc = original.getLoc();
+    FailureOr<linalg::LinalgOp> reordered =
+        withParallelLoopsFirst(rewriter, original);
+    if (failed(reordered))
+      return original.emitOpError(
+          "cannot have its parallel loops put outermost for a GPU kernel");
+    linalg::LinalgOp op = *reordered;
     // An op without loops (on 0-d buffers) is one thread's scalar code.
     scf::IfOp scalar;
     if (op.getNumLoops() == 0)

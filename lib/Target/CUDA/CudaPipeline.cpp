@@ -96,7 +96,7 @@ void addBinaryStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   pm.addPass(createGpuToLLVMConversionPass());
   GpuModuleToBinaryPassOptions binary;
   binary.toolkitPath = options.toolkit;
-  binary.compilationTarget = "bin";
+  binary.compilationTarget = options.format;
   pm.addPass(createGpuModuleToBinaryPass(binary));
   pm.addPass(createConvertMathToLLVMPass());
   addCleanup(pm);
@@ -119,6 +119,10 @@ struct CudaPipelineCliOptions
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("The PTX version"),
                                llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What each kernel becomes: bin (a cubin) or isa (PTX)"),
+      llvm::cl::init("bin")};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("The CUDA toolkit (ptxas, libdevice); default "
@@ -155,6 +159,7 @@ void registerCudaPipelines() {
         options.threadsPerBlock = cli.threadsPerBlock;
         options.chip = cli.chip;
         options.features = cli.features;
+        options.format = cli.format;
         if (!cli.toolkit.empty())
           options.toolkit = cli.toolkit;
         CudaStage stage = CudaStage::Binary;

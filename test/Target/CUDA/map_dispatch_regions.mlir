@@ -114,3 +114,28 @@ func.func @tensors(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A reduction between two parallel loops (a weighted sum over 8 experts of
+// rows of 16): the parallel loops go outermost, so that every one of the
+// 2 x 16 outputs is a thread's, each summing its 8 terms.
+// CHECK-LABEL: func.func @middle_reduction
+// CHECK: scf.for %[[L:.*]] = %{{.*}} to %c32 step %{{.*}} {
+// CHECK-NEXT: %[[RC:.*]]:2 = affine.delinearize_index %[[L]] into (2, 16)
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c8 step %c1 {
+// CHECK-NOT: scf.parallel
+// CHECK: gpu.barrier
+#in = affine_map<(r, e, c) -> (r, e, c)>
+#out = affine_map<(r, e, c) -> (r, c)>
+func.func @middle_reduction(%x: memref<2x8x16xf32>, %y: memref<2x16xf32>) {
+  scf.forall (%i) in (1) {
+    linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction", "parallel"]}
+        ins(%x : memref<2x8x16xf32>) outs(%y : memref<2x16xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}

@@ -49,6 +49,9 @@ struct CudaPipelineOptions {
   /// The CUDA toolkit: its bin/ptxas assembles the PTX, its
   /// nvvm/libdevice/libdevice.10.bc has the math functions.
   std::string toolkit = defaultCudaToolkit();
+  /// What each kernel becomes: `bin`, a cubin assembled by ptxas; `isa`,
+  /// its PTX text (for `ptxas -v`'s resource report).
+  std::string format = "bin";
 };
 
 /// Adds the CUDA pipeline to `pm` (anchored on `builtin.module`) up to and
@@ -58,7 +61,8 @@ void buildCudaPipeline(mlir::OpPassManager &pm,
 
 /// Registers the `linnet-cuda-pipeline` pass pipeline
 /// (`linnet-cuda-pipeline{stop-after=linalg|kernels|binary
-/// threads-per-block=N chip=sm_90a features=+ptx80 toolkit=DIR}`) and the
+/// threads-per-block=N chip=sm_90a features=+ptx80 format=bin|isa
+/// toolkit=DIR}`) and the
 /// CUDA target's own passes.
 void registerCudaPipelines();
 

@@ -1,0 +1,84 @@
+"""Runs `ptxas -v` on the PTX of every kernel in a module that
+`linnet-opt --linnet-cuda-pipeline="format=isa"` wrote and checks what the
+decode path may not do: spill registers, use a stack frame (local memory),
+or call malloc. Prints one summary line; exits 1 naming the first kernel
+that breaks a rule.
+
+    check_ptx_resources.py MODULE.mlir [--ptxas PATH] [--arch sm_90a]
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+parser = argparse.ArgumentParser()
+parser.add_argument("module")
+parser.add_argument("--ptxas", default=os.path.join(
+    os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas"))
+parser.add_argument("--arch", default="sm_90a")
+args = parser.parse_args()
+text = open(args.module).read()
+
+
+def unescape(literal):
+    """An MLIR string literal's bytes: \\XX hex escapes, \\\\ and \\"."""
+    out, i = bytearray(), 0
+    while i < len(literal):
+        c = literal[i]
+        if c == "\\":
+            nxt = literal[i + 1]
+            if nxt in "\\\"":
+                out.append(ord(nxt))
+                i += 2
+                continue
+            out.append(int(literal[i + 1:i + 3], 16))
+            i += 3
+            continue
+        out.extend(c.encode())
+        i += 1
+    return out.decode()
+
+
+kernels = {}
+for match in re.finditer(r'gpu\.binary @([\w.]+)\s.*?assembly = "((?:[^"\\]|\\.)*)"', text):
+    kernels[match.group(1)] = unescape(match.group(2))
+if not kernels:
+    sys.exit("no PTX in the module")
+
+
+def report(item):
+    name, ptx = item
+    with tempfile.TemporaryDirectory() as work:
+        source = os.path.join(work, name + ".ptx")
+        with open(source, "w") as f:
+            f.write(ptx)
+        run = subprocess.run([args.ptxas, "-v", "-arch=" + args.arch, source, "-o",
+                              os.path.join(work, name + ".cubin")],
+                             capture_output=True, text=True)
+    return name, ptx, run
+
+
+registers = []
+with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+    for name, ptx, run in pool.map(report, sorted(kernels.items())):
+        if run.returncode != 0:
+            sys.exit(f"{name}: ptxas failed: {run.stderr.strip()}")
+        if re.search(r"\bmalloc\b", ptx):
+            sys.exit(f"{name}: the PTX calls malloc")
+        used = re.search(r"Used (\d+) registers", run.stderr)
+        frame = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
+                          r"(\d+) bytes spill loads", run.stderr)
+        if not used or not frame:
+            sys.exit(f"{name}: no resource report from ptxas -v: {run.stderr.strip()}")
+        stack, stores, loads = map(int, frame.groups())
+        if stores or loads:
+            sys.exit(f"{name}: spills ({stores} bytes stored, {loads} loaded)")
+        if stack:
+            sys.exit(f"{name}: a stack frame of {stack} bytes (local memory)")
+        registers.append(int(used.group(1)))
+
+print(f"{len(kernels)} kernels: at most {max(registers)} registers, no spills, "
+      f"no stack frame, no malloc")
