@@ -19,6 +19,7 @@
 #include "linnet/Sema/ModelParameters.h"
 #include "linnet/Sema/Program.h"
 #include "linnet/Target/CPU/CpuPipeline.h"
+#include "linnet/Target/CUDA/CudaPipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -85,11 +86,14 @@ struct CompiledModel {
 /// `beforeGeneration`, when given, runs once the model is bound, before the
 /// (slow) generation and lowering: where a command checks its inputs (and
 /// may still change `entries`, which is read after it).
+/// With `cuda`, the CUDA target's pipeline (`cpuOptions` unused): on its
+/// emulated device, whose stage LLVM is host code like the CPU's.
 bool compileModel(
     DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
     const std::vector<std::string> &entries, LoweringStage stage,
     const CpuPipelineOptions &cpuOptions, CompiledModel &compiled,
-    llvm::function_ref<bool(const BoundModel &)> beforeGeneration = nullptr);
+    llvm::function_ref<bool(const BoundModel &)> beforeGeneration = nullptr,
+    const CudaPipelineOptions *cuda = nullptr);
 
 /// `linnet: error: message [Id]` for problems that have no source location
 /// (options, files on disk, checkpoints); returns 1, the exit status.

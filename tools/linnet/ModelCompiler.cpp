@@ -23,7 +23,8 @@ bool linnet::driver::compileModel(
     DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
     const std::vector<std::string> &entries, LoweringStage stage,
     const CpuPipelineOptions &cpuOptions, CompiledModel &compiled,
-    llvm::function_ref<bool(const BoundModel &)> beforeGeneration) {
+    llvm::function_ref<bool(const BoundModel &)> beforeGeneration,
+    const CudaPipelineOptions *cuda) {
   DiagnosticEngine &diags = session.diags;
   compiled.checked = checkBodies(session.program, diags);
   if (diags.hadError())
@@ -57,7 +58,11 @@ bool linnet::driver::compileModel(
   pm.addPass(createLinnetLowerToLinalg(lowering));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  if (stage != LoweringStage::Linalg)
+  if (stage != LoweringStage::Linalg && cuda)
+    buildCudaPipeline(pm, *cuda,
+                      stage == LoweringStage::Loops ? CudaStage::Kernels
+                                                    : CudaStage::Binary);
+  else if (stage != LoweringStage::Linalg)
     buildCpuPipeline(pm, cpuOptions,
                      stage == LoweringStage::Loops ? CpuStage::Loops
                                                    : CpuStage::LLVM);

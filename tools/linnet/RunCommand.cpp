@@ -79,6 +79,15 @@ cl::opt<unsigned> runTop("top",
                          cl::desc("Tokens printed per row without "
                                   "--out (default 5)"),
                          cl::init(5), cl::sub(runCommand));
+cl::opt<std::string> runTarget(
+    "target",
+    cl::desc("The target: cpu (the default), or cuda (with --device)"),
+    cl::init("cpu"), cl::sub(runCommand));
+cl::opt<std::string> runDevice(
+    "device",
+    cl::desc("With --target cuda: emulated (the GPU kernels run by this "
+             "machine's CPU, one thread at a time)"),
+    cl::sub(runCommand));
 cl::opt<bool> runTimings("timings",
                          cl::desc("Print the time of each step to stderr"),
                          cl::sub(runCommand));
@@ -116,6 +125,25 @@ int linnet::driver::runRun(const char *argv0) {
   options.timings = runTimings;
   if (llvm::Error error = options.validate())
     return reportError(std::move(error));
+  std::optional<CudaPipelineOptions> cuda;
+  if (runTarget == "cuda") {
+    if (runDevice != "emulated")
+      return reportError(
+          ErrorId::OptionInvalid,
+          "--target cuda runs only on the emulated device so far: give "
+          "--device emulated (the GPU kernels are built, but not yet the "
+          "host plan and runtime that launch them on a GPU)");
+    cuda.emplace();
+    cuda->emulated = true;
+  } else if (runTarget != "cpu") {
+    return reportError(ErrorId::OptionInvalid,
+                       "--target: `" + runTarget +
+                           "` is not a target `run` knows (cpu, cuda)");
+  } else if (runDevice.getNumOccurrences()) {
+    return reportError(ErrorId::OptionInvalid,
+                       "--device is for --target cuda; the CPU target runs "
+                       "on this machine");
+  }
 
   DriverSession session;
   if (!session.load(argv0, runInput, runIncludes))
@@ -145,7 +173,7 @@ int linnet::driver::runRun(const char *argv0) {
   CpuPipelineOptions cpuOptions = cpuPipelineOptionsFor("native");
   CompiledModel compiled;
   if (!compileModel(session, bindArgs, entries, LoweringStage::LLVM, cpuOptions,
-                    compiled, prepare))
+                    compiled, prepare, cuda ? &*cuda : nullptr))
     return 1;
   double compileSeconds = secondsSince(start) - run->loadSeconds();
 

@@ -74,10 +74,8 @@ void addLinalgStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   }
 }
 
-/// Bufferization, OpenMP loops, 1-D vectors, bf16 without runtime calls.
-void addLoopsStage(OpPassManager &pm, const CpuPipelineOptions &options) {
-  codegen::addBufferization(pm);
-
+/// On buffers: OpenMP loops, 1-D vectors, bf16 without runtime calls.
+void addBufferLoops(OpPassManager &pm, const CpuPipelineOptions &options) {
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createLinnetCpuLowerVectors());
   funcPm.addPass(createForallToParallelLoopPass());
@@ -104,6 +102,12 @@ void addLoopsStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   expand.includeBf16 = true;
   floatPm.addPass(arith::createArithExpandOpsPass(expand));
   addCleanup(floatPm);
+}
+
+/// Bufferization, then the loops on buffers.
+void addLoopsStage(OpPassManager &pm, const CpuPipelineOptions &options) {
+  codegen::addBufferization(pm);
+  addBufferLoops(pm, options);
 }
 
 /// Conversion of everything to the LLVM dialect.
@@ -178,6 +182,12 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options,
   addLoopsStage(pm, options);
   if (stopAfter == CpuStage::Loops)
     return;
+  addLLVMStage(pm, options);
+}
+
+void buildCpuPipelineOnBuffers(OpPassManager &pm,
+                               const CpuPipelineOptions &options) {
+  addBufferLoops(pm, options);
   addLLVMStage(pm, options);
 }
 

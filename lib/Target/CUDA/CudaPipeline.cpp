@@ -14,6 +14,7 @@
 #include "linnet/Codegen/Bufferization.h"
 #include "linnet/Codegen/Passes.h"
 #include "linnet/Conversion/Passes.h"
+#include "linnet/Target/CPU/CpuPipeline.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -63,6 +64,11 @@ void addKernelsStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   LinnetCudaMapDispatchRegionsOptions mapping;
   mapping.threadsPerBlock = options.threadsPerBlock;
   pm.nest<func::FuncOp>().addPass(createLinnetCudaMapDispatchRegions(mapping));
+  if (options.emulated) {
+    pm.nest<func::FuncOp>().addPass(createLinnetCudaEmulateLaunches());
+    addCleanup(pm);
+    return;
+  }
   pm.addPass(createLowerAffinePass());
   addCleanup(pm);
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
@@ -74,6 +80,12 @@ void addKernelsStage(OpPassManager &pm, const CudaPipelineOptions &options) {
 /// spelled out because that pipeline cannot be told where the toolkit is
 /// (ptxas, and libdevice for math functions such as `__nv_expf`).
 void addBinaryStage(OpPassManager &pm, const CudaPipelineOptions &options) {
+  if (options.emulated) {
+    CpuPipelineOptions host;
+    host.runtimeAllocation = options.runtimeAllocation;
+    buildCpuPipelineOnBuffers(pm, host);
+    return;
+  }
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
@@ -123,6 +135,16 @@ struct CudaPipelineCliOptions
       *this, "format",
       llvm::cl::desc("What each kernel becomes: bin (a cubin) or isa (PTX)"),
       llvm::cl::init("bin")};
+  Option<std::string> device{
+      *this, "device",
+      llvm::cl::desc("gpu (kernels for a GPU) or emulated (the kernels run by "
+                     "the host)"),
+      llvm::cl::init("gpu")};
+  Option<bool> runtimeAllocation{
+      *this, "runtime-allocation",
+      llvm::cl::desc("With device=emulated: allocate through the runtime's "
+                     "checked functions instead of malloc"),
+      llvm::cl::init(false)};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("The CUDA toolkit (ptxas, libdevice); default "
@@ -160,6 +182,8 @@ void registerCudaPipelines() {
         options.chip = cli.chip;
         options.features = cli.features;
         options.format = cli.format;
+        options.emulated = cli.device == "emulated";
+        options.runtimeAllocation = cli.runtimeAllocation;
         if (!cli.toolkit.empty())
           options.toolkit = cli.toolkit;
         CudaStage stage = CudaStage::Binary;

@@ -79,6 +79,13 @@ struct CpuPipelineOptions {
 void buildCpuPipeline(mlir::OpPassManager &pm,
                       const CpuPipelineOptions &options, CpuStage stopAfter);
 
+/// Adds what the CPU pipeline runs after its bufferization (OpenMP loops,
+/// 1-D vectors, bf16 computed in f32, the LLVM dialect) for a module already
+/// on buffers: the CUDA target's emulated device runs its kernels' host form
+/// through it.
+void buildCpuPipelineOnBuffers(mlir::OpPassManager &pm,
+                               const CpuPipelineOptions &options);
+
 /// Registers the `linnet-cpu-pipeline` pass pipeline
 /// (`linnet-cpu-pipeline{stop-after=linalg|loops|llvm threads=N
 /// vectorize=true|false runtime-allocation=true|false}`, the last off by

@@ -6,8 +6,9 @@
 // with the GPU's block tiles, bufferization, each region a `gpu.launch`
 // (blocks and threads), the kernels outlined, then NVVM, PTX and a cubin
 // (ptxas from the CUDA toolkit). The host side of the module is not yet a
-// plan that runs on a device (its buffers are host allocations): this is
-// the device code, checked by ptxas.
+// plan that runs on a GPU (its buffers are host allocations): this is the
+// device code, checked by ptxas, and its emulated device, where the host
+// runs every kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +53,15 @@ struct CudaPipelineOptions {
   /// What each kernel becomes: `bin`, a cubin assembled by ptxas; `isa`,
   /// its PTX text (for `ptxas -v`'s resource report).
   std::string format = "bin";
+  /// Run the kernels on the emulated device instead: after the mapping onto
+  /// blocks and threads (stage Kernels without the outlining), every
+  /// `gpu.launch` executed by the host (linnet-cuda-emulate-launches) and the
+  /// module lowered as the CPU lowers buffers; stage Binary is then the LLVM
+  /// dialect of the host alone.
+  bool emulated = false;
+  /// With `emulated`: allocate through the runtime's checked functions (off
+  /// for code that `mlir-runner` runs), as CpuPipelineOptions says.
+  bool runtimeAllocation = true;
 };
 
 /// Adds the CUDA pipeline to `pm` (anchored on `builtin.module`) up to and
@@ -62,7 +72,7 @@ void buildCudaPipeline(mlir::OpPassManager &pm,
 /// Registers the `linnet-cuda-pipeline` pass pipeline
 /// (`linnet-cuda-pipeline{stop-after=linalg|kernels|binary
 /// threads-per-block=N chip=sm_90a features=+ptx80 format=bin|isa
-/// toolkit=DIR}`) and the
+/// device=gpu|emulated runtime-allocation=true|false toolkit=DIR}`) and the
 /// CUDA target's own passes.
 void registerCudaPipelines();
 

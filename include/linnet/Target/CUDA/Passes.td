@@ -45,6 +45,25 @@ def LinnetCudaCheckTarget : Pass<"linnet-cuda-check-target", "mlir::ModuleOp"> {
   ];
 }
 
+def LinnetCudaEmulateLaunches
+    : Pass<"linnet-cuda-emulate-launches", "mlir::func::FuncOp"> {
+  let summary = "Run each gpu.launch on the host: the emulated device";
+  let description = [{
+    What linnet-cuda-map-dispatch-regions made, executed on the CPU with a
+    GPU's semantics: the blocks in a loop, and in a block each stretch of
+    work between barriers run for every thread before the next begins (a
+    barrier's meaning), thread by thread; workgroup buffers are host
+    buffers of the block. Only the mapping's own forms are taken: a grid and
+    a block in x, thread ids read only inside the stretches between
+    barriers, barriers only in loops every thread runs alike.
+  }];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::ub::UBDialect",
+  ];
+}
+
 def LinnetCudaMapDispatchRegions
     : Pass<"linnet-cuda-map-dispatch-regions", "mlir::func::FuncOp"> {
   let summary = "Turn each bufferized dispatch region into a gpu.launch";
