@@ -4,8 +4,9 @@
 // kernel in its mapped form (blocks and threads, linnet-cuda-map-dispatch-
 // regions' output) executed by the host, so that everything of the GPU path
 // but NVVM, ptxas and the driver is checked on a machine without a GPU.
-// A block runs the stretches of its body between barriers one after the
-// other, each for all its threads in turn: what a barrier guarantees.
+// Blocks run in parallel (OpenMP, as on the CPU); a block runs the stretches
+// of its body between barriers one after the other, each for all its
+// threads in turn: what a barrier guarantees.
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,7 +119,10 @@ LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value thread = ub::PoisonOp::create(rewriter, loc, rewriter.getIndexType());
-  auto blocks = scf::ForOp::create(rewriter, loc, zero, grid.x, one);
+  // Blocks are independent (each writes its own tile): a parallel loop,
+  // which the CPU's lowering gives to OpenMP's threads.
+  auto blocks = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
+                                        ValueRange{grid.x}, ValueRange{one});
   rewriter.setInsertionPointToStart(blocks.getBody());
 
   IRMapping mapping;
@@ -126,7 +130,7 @@ LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
                   threadIds = launch.getThreadIds(),
                   gridSize = launch.getGridSize(),
                   blockSize = launch.getBlockSize();
-  mapping.map(blockIds.x, blocks.getInductionVar());
+  mapping.map(blockIds.x, blocks.getInductionVars().front());
   mapping.map(threadIds.x, thread);
   mapping.map(gridSize.x, grid.x);
   mapping.map(blockSize.x, block.x);

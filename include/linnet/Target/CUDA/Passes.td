@@ -50,7 +50,8 @@ def LinnetCudaEmulateLaunches
   let summary = "Run each gpu.launch on the host: the emulated device";
   let description = [{
     What linnet-cuda-map-dispatch-regions made, executed on the CPU with a
-    GPU's semantics: the blocks in a loop, and in a block each stretch of
+    GPU's semantics: the blocks in a parallel loop (they are independent;
+    the CPU's lowering gives it to OpenMP), and in a block each stretch of
     work between barriers run for every thread before the next begins (a
     barrier's meaning), thread by thread; workgroup buffers are host
     buffers of the block. Only the mapping's own forms are taken: a grid and
