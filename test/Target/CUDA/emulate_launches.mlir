@@ -1,0 +1,78 @@
+// linnet-cuda-emulate-launches alone: a gpu.launch run by the host, its
+// blocks in a parallel loop, in a block each stretch of work between
+// barriers in a loop over the threads (the barriers gone: running one
+// stretch for every thread before the next is what they guarantee), a
+// workgroup buffer a buffer of the block's iteration.
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-emulate-launches,canonicalize))" --split-input-file --verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @block
+// CHECK-NOT: gpu.
+// CHECK: scf.parallel (%[[B:.*]]) = (%c0) to (%c4) step (%c1) {
+// CHECK:   %[[SHARED:.*]] = memref.alloc() : memref<32xf32>
+// CHECK:   scf.for %[[T:.*]] = %c0 to %c32 step %c1 {
+// CHECK:     memref.store %{{.*}}, %[[SHARED]][%[[T]]]
+// CHECK:   }
+// CHECK-NEXT: scf.for %[[T2:.*]] = %c0 to %c32 step %c1 {
+// CHECK:     %[[FIRST:.*]] = arith.cmpi eq, %[[T2]], %c0
+// CHECK:     scf.if %[[FIRST]] {
+// CHECK:   }
+// CHECK:   memref.dealloc %[[SHARED]]
+// CHECK:   scf.reduce
+func.func @block(%out: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%shared : memref<32xf32, #gpu.address_space<workgroup>>) {
+    %generic = memref.memory_space_cast %shared : memref<32xf32, #gpu.address_space<workgroup>> to memref<32xf32>
+    %i = arith.index_cast %tx : index to i32
+    %v = arith.sitofp %i : i32 to f32
+    memref.store %v, %generic[%tx] : memref<32xf32>
+    gpu.barrier
+    %c0 = arith.constant 0 : index
+    %first = arith.cmpi eq, %tx, %c0 : index
+    scf.if %first {
+      %zero = arith.constant 0.0 : f32
+      %sum = scf.for %k = %c0 to %c32 step %c1 iter_args(%acc = %zero) -> (f32) {
+        %e = memref.load %generic[%k] : memref<32xf32>
+        %s = arith.addf %acc, %e : f32
+        scf.yield %s : f32
+      }
+      memref.store %sum, %out[%bx] : memref<4xf32>
+    }
+    gpu.barrier
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @grid_in_y(%n: index) {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'gpu.launch' op is emulated only with a grid and a block in x alone}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %n, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @barrier_in_divergent_code(%out: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %c0 = arith.constant 0 : index
+    %first = arith.cmpi eq, %tx, %c0 : index
+    // expected-error @+1 {{'scf.if' op holds a barrier and depends on the thread id: the emulated device runs barriers only in code every thread runs alike}}
+    scf.if %first {
+      gpu.barrier
+    }
+    gpu.terminator
+  }
+  return
+}
