@@ -18,6 +18,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
 
 namespace linnet {
 #define GEN_PASS_DEF_LINNETCUDAMAPDISPATCHREGIONS
@@ -311,18 +313,35 @@ void replaceByWorkgroupBuffer(RewriterBase &rewriter, Operation *allocation,
   rewriter.replaceOp(allocation, view);
 }
 
-/// The kernel of the `index`th region of `func`: the function's name (with
-/// `_` for the `.` that PTX names cannot hold), the index, and the kind of
-/// the region's last linalg op (its root), as `GatedDeltaNet_decode_3_matmul`.
+/// The kernel of the `index`th region of `func`: the function's name, the
+/// index, the kind of the region's last linalg op (its root) and the Linnet
+/// source line it computes, as `SparseMoe_forward_39_generic_moe_25`: what
+/// `cuobjdump` lists. PTX names hold no `.`: `_` stands for it.
 std::string kernelName(func::FuncOp func, unsigned index, Operation *region) {
-  std::string name = func.getSymName().str();
-  std::replace(name.begin(), name.end(), '.', '_');
-  name += "_" + std::to_string(index);
+  std::string name = func.getSymName().str() + "_" + std::to_string(index);
   Operation *root = nullptr;
   region->walk([&](linalg::LinalgOp op) { root = op; });
-  if (root)
+  if (root) {
     name += "_" + root->getName().stripDialect().str();
-  std::replace(name.begin(), name.end(), '.', '_');
+    // The innermost call site's line in a Linnet source (the first file
+    // location of a call-site chain is the callee's).
+    std::optional<FileLineColLoc> source;
+    root->getLoc()->walk([&](Location loc) {
+      auto file = dyn_cast<FileLineColLoc>(loc);
+      if (file && file.getFilename().getValue().ends_with(".linnet")) {
+        source = file;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (source)
+      name += "_" +
+              llvm::sys::path::stem(source->getFilename().getValue()).str() +
+              "_" + std::to_string(source->getLine());
+  }
+  for (char &c : name)
+    if (!llvm::isAlnum(c))
+      c = '_';
   return name;
 }
 

@@ -40,3 +40,10 @@ for name, body in modules(kernels):
 if checked != len(launched):
     sys.exit(f"{checked} kernel modules for {len(launched)} launched kernels")
 print("no kernel allocates")
+
+unnamed = sorted(k for k in launched if not re.search(r"_[A-Za-z0-9]+_\d+$", k))
+if unnamed:
+    sys.exit(f"{len(unnamed)} kernels carry no Linnet source line, e.g. {unnamed[0]}")
+example = "decode_4_generic_norm_9"
+print("every kernel is named after the Linnet source line of its root" +
+      (f", e.g. {example}" if example in launched else ""))
