@@ -16,6 +16,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 namespace linnet {
 
@@ -23,6 +24,9 @@ namespace linnet {
 inline void registerLinnetDialects(mlir::DialectRegistry &registry) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // The CUDA target's gpu-module-to-binary translates each kernel module to
+  // LLVM IR in process.
+  mlir::registerAllToLLVMIRTranslations(registry);
   registry.insert<LinnetDialect>();
 }
 

@@ -11,15 +11,12 @@
 #include "linnet/Target/CUDA/CudaPipeline.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   // Everything linnet-opt knows is registered here.
   mlir::DialectRegistry registry;
   linnet::registerLinnetDialects(registry);
-  // gpu-module-to-binary translates each kernel module to LLVM IR in process.
-  mlir::registerAllToLLVMIRTranslations(registry);
   linnet::registerLinnetPasses();
   linnet::registerCpuPipelines();
   linnet::registerCudaPipelines();

@@ -51,10 +51,12 @@ struct DriverSession {
 
 /// How far `compileModel` lowers: the stages `linnet emit --stage` prints.
 enum class LoweringStage {
-  Linnet, ///< IR generation: func, linalg, tensor, linnet ops
-  Linalg, ///< linnet ops lowered to linalg/tensor/scf, still on tensors
-  Loops,  ///< the CPU target: bufferized loops and vectors
-  LLVM,   ///< the LLVM dialect
+  Linnet,  ///< IR generation: func, linalg, tensor, linnet ops
+  Linalg,  ///< linnet ops lowered to linalg/tensor/scf, still on tensors
+  Loops,   ///< the CPU target: bufferized loops and vectors
+  LLVM,    ///< the LLVM dialect
+  Kernels, ///< the CUDA target: every dispatch region a GPU kernel
+  Binary,  ///< the CUDA target: a cubin per kernel, the host in LLVM
 };
 
 /// The wall-clock seconds of each stage a command ran, in order, for

@@ -42,12 +42,19 @@ cl::opt<LoweringStage> emitStage(
                           "linnet ops lowered to linalg, tensor and scf"),
                clEnumValN(LoweringStage::Loops, "loops",
                           "the CPU target's bufferized loops and vectors"),
-               clEnumValN(LoweringStage::LLVM, "llvm", "the LLVM dialect")),
+               clEnumValN(LoweringStage::LLVM, "llvm", "the LLVM dialect"),
+               clEnumValN(LoweringStage::Kernels, "kernels",
+                          "--target cuda: every dispatch region a GPU kernel"),
+               clEnumValN(LoweringStage::Binary, "binary",
+                          "--target cuda: a cubin per kernel (ptxas)")),
     cl::init(LoweringStage::Linnet), cl::sub(emitCommand));
 cl::list<std::string>
     emitEntries("entry",
                 cl::desc("An entry to generate (repeatable; default: all)"),
                 cl::value_desc("name"), cl::sub(emitCommand));
+cl::opt<std::string>
+    emitTarget("target", cl::desc("The target: cpu (the default) or cuda"),
+               cl::init("cpu"), cl::sub(emitCommand));
 cl::opt<bool> emitDebugInfo("debug-locations",
                             cl::desc("Print the Linnet source locations"),
                             cl::sub(emitCommand));
@@ -69,9 +76,28 @@ int linnet::driver::runEmit(const char *argv0) {
   std::vector<std::string> entries(emitEntries.begin(), emitEntries.end());
   // Code for any CPU of the default level (no instruction set extension the
   // stage's text would depend on).
+  bool cudaStage =
+      emitStage == LoweringStage::Kernels || emitStage == LoweringStage::Binary;
+  std::optional<CudaPipelineOptions> cuda;
+  if (emitTarget == "cuda") {
+    if (emitStage == LoweringStage::Loops || emitStage == LoweringStage::LLVM)
+      return reportError(ErrorId::OptionInvalid,
+                         "--target cuda has the stages linnet, linalg, "
+                         "kernels and binary, not the CPU's loops and llvm");
+    cuda.emplace();
+  } else if (emitTarget != "cpu") {
+    return reportError(ErrorId::OptionInvalid,
+                       "--target: `" + emitTarget +
+                           "` is not a target `emit` knows (cpu, cuda)");
+  } else if (cudaStage) {
+    return reportError(ErrorId::OptionInvalid,
+                       "--stage kernels and binary are the CUDA target's: "
+                       "give --target cuda");
+  }
   CompiledModel compiled;
   if (!compileModel(session, emitBindings, entries, emitStage,
-                    CpuPipelineOptions(), compiled))
+                    CpuPipelineOptions(), compiled, nullptr,
+                    cuda ? &*cuda : nullptr))
     return 1;
   mlir::OpPrintingFlags flags;
   if (emitDebugInfo)

@@ -60,8 +60,10 @@ bool linnet::driver::compileModel(
   pm.addPass(mlir::createCSEPass());
   if (stage != LoweringStage::Linalg && cuda)
     buildCudaPipeline(pm, *cuda,
-                      stage == LoweringStage::Loops ? CudaStage::Kernels
-                                                    : CudaStage::Binary);
+                      stage == LoweringStage::Loops ||
+                              stage == LoweringStage::Kernels
+                          ? CudaStage::Kernels
+                          : CudaStage::Binary);
   else if (stage != LoweringStage::Linalg)
     buildCpuPipeline(pm, cpuOptions,
                      stage == LoweringStage::Loops ? CpuStage::Loops
