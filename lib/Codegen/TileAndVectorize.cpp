@@ -89,8 +89,10 @@ FailureOr<TiledLoops> tileWithLoops(RewriterBase &rewriter, linalg::LinalgOp op,
 /// that extent constant, canonicalization makes the tile's slices, and the
 /// op, static there, so that it vectorizes without masks: a row mask makes
 /// every broadcast element of a row its own masked one-element load.
+/// `canonicalization` is every dialect's and op's canonicalization patterns.
 FailureOr<linalg::LinalgOp>
-makeWholeTilesStatic(RewriterBase &rewriter, TiledLoops &tiled, unsigned d) {
+makeWholeTilesStatic(RewriterBase &rewriter, TiledLoops &tiled, unsigned d,
+                     const FrozenRewritePatternSet &canonicalization) {
   auto position = llvm::find(tiled.dims, d);
   if (position == tiled.dims.end())
     return tiled.op;
@@ -106,15 +108,8 @@ makeWholeTilesStatic(RewriterBase &rewriter, TiledLoops &tiled, unsigned d) {
                                      loop.getUpperBound(), loop.getStep(),
                                      /*insideLoop=*/true);
 
-  MLIRContext *context = rewriter.getContext();
-  RewritePatternSet patterns(context);
-  for (Dialect *dialect : context->getLoadedDialects())
-    dialect->getCanonicalizationPatterns(patterns);
-  for (RegisteredOperationName name : context->getRegisteredOperations())
-    name.getCanonicalizationPatterns(patterns, context);
   Operation *outermost = tiled.loops.front().getOperation();
-  if (failed(
-          applyPatternsGreedily(outermost->getRegion(0), std::move(patterns))))
+  if (failed(applyPatternsGreedily(outermost->getRegion(0), canonicalization)))
     return failure();
   // The op was rebuilt with its static types (and inner loops of one trip
   // may be gone): the one linalg op left in the loops.
@@ -444,6 +439,18 @@ struct TileAndVectorizePass
     : linnet::impl::LinnetCodegenTileAndVectorizeBase<TileAndVectorizePass> {
   using Base::Base;
 
+  /// The canonicalization patterns makeWholeTilesStatic applies, gathered
+  /// once rather than for every op it makes static.
+  LogicalResult initialize(MLIRContext *context) override {
+    RewritePatternSet patterns(context);
+    for (Dialect *dialect : context->getLoadedDialects())
+      dialect->getCanonicalizationPatterns(patterns);
+    for (RegisteredOperationName name : context->getRegisteredOperations())
+      name.getCanonicalizationPatterns(patterns, context);
+    canonicalization = std::move(patterns);
+    return success();
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
@@ -459,23 +466,22 @@ struct TileAndVectorizePass
       op->removeAttr(kLoweringConfigName);
       ArrayRef<int64_t> reduction = config.getReduction(),
                         vector = config.getVector();
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       FailureOr<TiledLoops> reductionTiled =
           tileWithLoops(rewriter, op, reduction);
       if (failed(reductionTiled)) {
         op.emitWarning("linnet codegen: could not tile; left as scalar loops");
         continue;
       }
-      FailureOr<linalg::LinalgOp> blocked = reductionTiled->op;
+      linalg::LinalgOp blocked = reductionTiled->op;
       // A dynamic outer dimension whose vector tile spans several iterations
       // (the rows of a register tile) is split: whole tiles are vectorized
       // with static sizes and the rest (fewer rows than a tile: a decode's
       // one) one at a time, instead of a masked tile computing padding.
       SmallVector<std::pair<linalg::LinalgOp, SmallVector<int64_t>>> parts = {
-          {*blocked, SmallVector<int64_t>(vector)}};
+          {blocked, SmallVector<int64_t>(vector)}};
       std::optional<unsigned> split;
       if (vectorize)
-        if (std::optional<unsigned> d = rowDimensionToSplit(*blocked, vector))
+        if (std::optional<unsigned> d = rowDimensionToSplit(blocked, vector))
           if (linalg::LinalgOp rest =
                   splitOffRemainder(rewriter, parts[0].first, *d, vector[*d])) {
             SmallVector<int64_t> single(vector);
@@ -489,7 +495,8 @@ struct TileAndVectorizePass
         FailureOr<linalg::LinalgOp> tiled =
             failed(loops) ? FailureOr<linalg::LinalgOp>(failure())
             : index == 0 && split
-                ? makeWholeTilesStatic(rewriter, *loops, *split)
+                ? makeWholeTilesStatic(rewriter, *loops, *split,
+                                       canonicalization)
                 : FailureOr<linalg::LinalgOp>(loops->op);
         if (failed(tiled)) {
           partOp.emitWarning(
@@ -526,6 +533,8 @@ struct TileAndVectorizePass
     for (scf::ForOp loop : loops)
       carryUnreducedLanes(rewriter, loop);
   }
+
+  FrozenRewritePatternSet canonicalization;
 };
 
 } // namespace

@@ -59,8 +59,8 @@ int64_t staticSize(OpFoldResult size) {
   return getConstantIntValue(size).value_or(ShapedType::kDynamic);
 }
 
-/// The tiles of the leading axes of `value` (all but the last): the loops of
-/// top-k and rank.
+/// The tiles of the leading axes of an input (all but the last), the loops
+/// of top-k and rank, at `offsets` and `sizes` of those loops.
 SmallVector<AxisTile> leadingTiles(ArrayRef<OpFoldResult> offsets,
                                    ArrayRef<OpFoldResult> sizes) {
   SmallVector<AxisTile> tiles;
@@ -77,17 +77,6 @@ RankedTensorType withLastDim(Type type, int64_t last, Type element) {
   return RankedTensorType::get(shape, element);
 }
 
-/// The leading-axis domain of a top-k or rank input.
-SmallVector<Range> leadingDomain(OpBuilder &b, Location loc, Value input) {
-  SmallVector<Range> domain;
-  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
-  for (int64_t axis = 0; axis + 1 < rank; ++axis)
-    domain.push_back(Range{b.getIndexAttr(0),
-                           tensor::getMixedSize(b, loc, input, axis),
-                           b.getIndexAttr(1)});
-  return domain;
-}
-
 SmallVector<Range> domainOf(OpBuilder &b, Location loc,
                             ArrayRef<std::pair<Value, int64_t>> axes) {
   SmallVector<Range> domain;
@@ -96,6 +85,33 @@ SmallVector<Range> domainOf(OpBuilder &b, Location loc,
                            tensor::getMixedSize(b, loc, value, axis),
                            b.getIndexAttr(1)});
   return domain;
+}
+
+/// The loops of top-k and rank: the leading axes of `input`, parallel.
+SmallVector<utils::IteratorType> leadingIterators(Value input) {
+  return {size_t(cast<RankedTensorType>(input.getType()).getRank() - 1),
+          utils::IteratorType::parallel};
+}
+
+/// The leading-axis domain of a top-k or rank input.
+SmallVector<Range> leadingDomain(OpBuilder &b, Location loc, Value input) {
+  SmallVector<std::pair<Value, int64_t>> axes;
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  for (int64_t axis = 0; axis + 1 < rank; ++axis)
+    axes.push_back({input, axis});
+  return domainOf(b, loc, axes);
+}
+
+/// Where a top-k or rank result's tile goes: the loops' tile on the leading
+/// axes, all `last` elements of the last axis.
+void leadingResultPosition(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
+                           ArrayRef<OpFoldResult> sizes, OpFoldResult last,
+                           SmallVector<OpFoldResult> &resultOffsets,
+                           SmallVector<OpFoldResult> &resultSizes) {
+  resultOffsets.assign(offsets.begin(), offsets.end());
+  resultOffsets.push_back(b.getIndexAttr(0));
+  resultSizes.assign(sizes.begin(), sizes.end());
+  resultSizes.push_back(last);
 }
 
 } // namespace
@@ -341,8 +357,7 @@ ExpertMatmulOp::reifyResultShapes(OpBuilder &b,
 //===----------------------------------------------------------------------===//
 
 SmallVector<utils::IteratorType> TopKOp::getLoopIteratorTypes() {
-  return {size_t(getInput().getType().getRank() - 1),
-          utils::IteratorType::parallel};
+  return leadingIterators(getInput());
 }
 
 SmallVector<Range> TopKOp::getIterationDomain(OpBuilder &b) {
@@ -366,10 +381,8 @@ LogicalResult TopKOp::getResultTilePosition(
     OpBuilder &b, unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
     ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
     SmallVector<OpFoldResult> &resultSizes) {
-  resultOffsets.assign(offsets.begin(), offsets.end());
-  resultOffsets.push_back(b.getIndexAttr(0));
-  resultSizes.assign(sizes.begin(), sizes.end());
-  resultSizes.push_back(b.getIndexAttr(getK()));
+  leadingResultPosition(b, offsets, sizes, b.getIndexAttr(getK()),
+                        resultOffsets, resultSizes);
   return success();
 }
 
@@ -383,8 +396,7 @@ LogicalResult TopKOp::reifyResultShapes(OpBuilder &b,
 }
 
 SmallVector<utils::IteratorType> RankOp::getLoopIteratorTypes() {
-  return {size_t(getInput().getType().getRank() - 1),
-          utils::IteratorType::parallel};
+  return leadingIterators(getInput());
 }
 
 SmallVector<Range> RankOp::getIterationDomain(OpBuilder &b) {
@@ -407,11 +419,11 @@ LogicalResult RankOp::getResultTilePosition(
     OpBuilder &b, unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
     ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
     SmallVector<OpFoldResult> &resultSizes) {
-  resultOffsets.assign(offsets.begin(), offsets.end());
-  resultOffsets.push_back(b.getIndexAttr(0));
-  resultSizes.assign(sizes.begin(), sizes.end());
-  resultSizes.push_back(tensor::getMixedSize(
-      b, getLoc(), getInput(), getInput().getType().getRank() - 1));
+  leadingResultPosition(
+      b, offsets, sizes,
+      tensor::getMixedSize(b, getLoc(), getInput(),
+                           getInput().getType().getRank() - 1),
+      resultOffsets, resultSizes);
   return success();
 }
 
