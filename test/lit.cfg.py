@@ -57,3 +57,15 @@ if "avx512_bf16" in cpu_flags():
 # cubins. No GPU or driver is needed.
 if os.path.exists("/usr/local/cuda/bin/ptxas") or shutil.which("ptxas"):
     config.available_features.add("ptxas")
+
+# `%fake_cuda`: a folder whose libcuda.so.1 is a fake driver (test/fake-cuda),
+# for the tests of a GPU run's checks. `cuda-driver`: this machine has a real
+# one, so a test of a machine without a driver cannot run here.
+config.substitutions.append(
+    ("%fake_cuda", os.path.join(config.test_exec_root, "fake-cuda")))
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

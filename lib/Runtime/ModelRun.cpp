@@ -84,6 +84,37 @@ struct Descriptor {
   }
 };
 
+/// A call's inputs (i32 tokens, positions, slots, lengths) moved to a
+/// GPU's managed memory for the call, when there is a GPU. The device is
+/// idle between calls, so the host writes them directly.
+class DeviceInputs {
+public:
+  explicit DeviceInputs(CudaDevice *device) : device(device) {}
+  ~DeviceInputs() {
+    for (void *buffer : buffers)
+      device->free(buffer);
+  }
+
+  llvm::Error place(Descriptor &arg) {
+    if (!device)
+      return llvm::Error::success();
+    uint64_t bytes = uint64_t(arg.numElements()) * sizeof(int32_t);
+    void *buffer = device->allocateManaged(bytes);
+    if (!buffer)
+      return fail(ErrorId::DeviceOutOfMemory,
+                  "GPU 0 has no " + formatBytes(bytes) +
+                      " left for the call's inputs");
+    buffers.push_back(buffer);
+    std::memcpy(buffer, arg.data(), bytes);
+    arg.words[0] = arg.words[1] = int64_t(reinterpret_cast<intptr_t>(buffer));
+    return llvm::Error::success();
+  }
+
+private:
+  CudaDevice *device;
+  std::vector<void *> buffers;
+};
+
 /// Calls `name` with memref `args`, filling in `results` (several results
 /// come back as one struct of descriptors laid out one after the other).
 llvm::Error invoke(const PackedEntryLookup &call, llvm::StringRef name,
@@ -127,7 +158,7 @@ void freeResults(llvm::ArrayRef<Descriptor> results,
     if (!r.basePtr() || llvm::is_contained(freed, r.basePtr()))
       continue;
     freed.push_back(r.basePtr());
-    std::free(r.basePtr());
+    freeGeneratedBuffer(r.basePtr());
   }
 }
 
@@ -231,7 +262,25 @@ llvm::Error RunOptions::validate() const {
   return llvm::Error::success();
 }
 
-ModelRun::~ModelRun() = default;
+ModelRun::~ModelRun() {
+  if (!device)
+    return;
+  session.reset();
+  for (void *parameter : deviceParameters)
+    device->free(parameter);
+  CudaDevice::makeCurrent(nullptr);
+}
+
+namespace {
+
+uint64_t bytesOf(llvm::ArrayRef<ModelParameter> tensors) {
+  uint64_t bytes = 0;
+  for (const ModelParameter &tensor : tensors)
+    bytes += tensor.elementCount() * elementTypeBytes(tensor.element);
+  return bytes;
+}
+
+} // namespace
 
 llvm::Expected<std::unique_ptr<ModelRun>>
 ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
@@ -337,6 +386,18 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
               llvm::errs() << options.tool << ": warning: " << message << "\n";
             }))
       return std::move(error);
+  // The GPU, checked before anything is loaded: its driver, architecture
+  // and free memory.
+  if (options.gpu) {
+    CudaRequirements needs = *options.gpu;
+    needs.memory = {{"parameters", bytesOf(manifest.parameters)},
+                    {"states", bytesOf(manifest.states)}};
+    auto opened = CudaDevice::open(needs);
+    if (!opened)
+      return opened.takeError();
+    run->device = std::move(*opened);
+    CudaDevice::makeCurrent(run->device.get());
+  }
   auto loadStart = std::chrono::steady_clock::now();
   auto binding = manifest.binding();
   if (!binding)
@@ -353,9 +414,29 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
                                    "` does not fit the model:" + messages);
   }
   run->store = std::move(*loaded);
+  if (CudaDevice *device = run->device.get()) {
+    for (const LoadedParameter &parameter : run->store->parameters()) {
+      void *copy = device->allocateDevice(parameter.bytes);
+      if (!copy)
+        return fail(ErrorId::DeviceOutOfMemory,
+                    "GPU 0 has no " + formatBytes(parameter.bytes) +
+                        " left for parameter `" + parameter.param->path + "`");
+      run->deviceParameters.push_back(copy);
+      if (llvm::Error error =
+              device->copy(copy, parameter.data, parameter.bytes))
+        return std::move(error);
+    }
+    if (llvm::Error error = device->synchronize())
+      return std::move(error);
+  }
   run->loadTime = secondsSince(loadStart);
   if (!options.tokens) {
-    auto created = Session::create(*sizes, manifest.states);
+    StateMemory memory;
+    if (CudaDevice *device = run->device.get())
+      memory = {
+          [device](uint64_t bytes) { return device->allocateManaged(bytes); },
+          [device](void *pointer) { device->free(pointer); }};
+    auto created = Session::create(*sizes, manifest.states, std::move(memory));
     if (!created)
       return created.takeError();
     run->session = std::move(*created);
@@ -397,8 +478,9 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
     return sizes.takeError();
   }
   std::vector<Descriptor> args;
-  for (const LoadedParameter &loaded : store->parameters())
-    args.push_back(Descriptor::forData(const_cast<void *>(loaded.data),
+  for (auto [index, loaded] : llvm::enumerate(store->parameters()))
+    args.push_back(Descriptor::forData(device ? deviceParameters[index]
+                                              : const_cast<void *>(loaded.data),
                                        loaded.param->shape));
   bool stateful = isStateful(call.entry);
   if (stateful)
@@ -407,6 +489,7 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
   std::vector<int32_t> tokens = call.tokens, positions = call.positions,
                        slots = call.slots, lengths = call.lengths;
   int32_t pos = call.pos;
+  size_t firstInput = args.size();
   args.push_back(Descriptor::forData(tokens.data(), {call.rows, call.length}));
   switch (call.entry) {
   case EntryKind::Prefill:
@@ -426,15 +509,23 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
   case EntryKind::NextToken:
     break;
   }
+  // On a GPU the inputs go to memory its kernels (and the host plan) reach.
+  DeviceInputs inputs(device.get());
+  for (size_t i = firstInput; i < args.size(); ++i)
+    if (llvm::Error error = inputs.place(args[i]))
+      return error;
 
   // Entries update the state buffers they are given in place and return
   // the logits only (linnet-codegen-drop-in-place-results).
   std::vector<Descriptor> results = {
       Descriptor::forResult(call.entry == EntryKind::Forward ? 3 : 2)};
   llvm::StringRef name = entryName(call.entry);
-  if (llvm::Error error = invoke(packed, name, results, args)) {
+  llvm::Error called = invoke(packed, name, results, args);
+  if (!called && device)
+    called = device->synchronize();
+  if (called) {
     freeResults(results, args);
-    return error;
+    return called;
   }
 
   // Logits: contiguous, row-major (identity layout).

@@ -23,6 +23,7 @@
 #include <fstream>
 #include <malloc.h>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -35,11 +36,16 @@ namespace {
 struct GeneratedCall {
   std::jmp_buf unwind;
   uint64_t failedBytes = 0;
+  /// Another failure (failGeneratedCall): its ID and message.
+  std::optional<std::pair<ErrorId, std::string>> failure;
 };
 thread_local GeneratedCall *currentCall = nullptr;
 /// Bytes the generated code holds now (malloc_usable_size of each buffer).
 std::atomic<uint64_t> heldBytes{0};
 std::string messageTool = "linnet";
+/// A device's allocator, when one is set.
+void *(*deviceAllocate)(uint64_t) = nullptr;
+void (*deviceFree)(void *) = nullptr;
 
 /// The first index out of range since the call began, from any thread.
 struct IndexError {
@@ -82,6 +88,12 @@ void *track(void *pointer, uint64_t bytes) {
 } // namespace
 
 extern "C" void *_mlir_memref_to_llvm_alloc(uint64_t bytes) {
+  if (deviceAllocate) {
+    void *pointer = deviceAllocate(bytes);
+    if (!pointer)
+      failAllocation(bytes);
+    return pointer;
+  }
   return track(std::malloc(bytes ? bytes : 1), bytes);
 }
 
@@ -91,6 +103,9 @@ extern "C" void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
   uint64_t rounded = (bytes + alignment - 1) / alignment * alignment;
   if (rounded < bytes)
     failAllocation(bytes);
+  // A device's blocks are aligned to at least 256 bytes.
+  if (deviceAllocate)
+    return _mlir_memref_to_llvm_alloc(rounded);
   return track(std::aligned_alloc(alignment, rounded ? rounded : alignment),
                bytes);
 }
@@ -108,8 +123,33 @@ extern "C" void linnet_index_out_of_range(const char *site, int64_t index,
 extern "C" void _mlir_memref_to_llvm_free(void *pointer) {
   if (!pointer)
     return;
+  if (deviceFree) {
+    deviceFree(pointer);
+    return;
+  }
   heldBytes -= malloc_usable_size(pointer);
   std::free(pointer);
+}
+
+void linnet::failGeneratedCall(ErrorId id, const llvm::Twine &message) {
+  if (currentCall && !inParallelRegion()) {
+    currentCall->failure.emplace(id, message.str());
+    std::longjmp(currentCall->unwind, 1);
+  }
+  std::string text =
+      messageTool + ": error: " + llvm::toString(makeError(id, message)) + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::_Exit(1);
+}
+
+void linnet::freeGeneratedBuffer(void *pointer) {
+  _mlir_memref_to_llvm_free(pointer);
+}
+
+void linnet::setGeneratedCodeAllocator(void *(*allocate)(uint64_t),
+                                       void (*free)(void *)) {
+  deviceAllocate = allocate;
+  deviceFree = free;
 }
 
 llvm::Error linnet::callGeneratedCode(PackedEntry entry, void **packed) {
@@ -129,6 +169,8 @@ llvm::Error linnet::callGeneratedCode(PackedEntry entry, void **packed) {
   currentCall = &call;
   if (setjmp(call.unwind)) {
     currentCall = outer;
+    if (call.failure)
+      return makeError(call.failure->first, call.failure->second);
     uint64_t held = heldBytes.load() - heldBefore;
     return makeError(ErrorId::OutOfMemory,
                      "out of memory: the generated code needed another " +

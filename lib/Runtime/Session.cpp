@@ -501,7 +501,10 @@ void RowCounts::reset(int64_t slot) { rowCounts[size_t(slot)] = 0; }
 
 Session::~Session() {
   for (StateBuffer &buffer : buffers)
-    std::free(buffer.data);
+    if (memory.release)
+      memory.release(buffer.data);
+    else
+      std::free(buffer.data);
 }
 
 llvm::Expected<std::unique_ptr<Session>>
@@ -513,8 +516,10 @@ Session::create(const Program &program, const BoundModel &model) {
 }
 
 llvm::Expected<std::unique_ptr<Session>>
-Session::create(const SessionSizes &sizes, std::vector<ModelParameter> states) {
+Session::create(const SessionSizes &sizes, std::vector<ModelParameter> states,
+                StateMemory memory) {
   std::unique_ptr<Session> session(new Session(sizes));
+  session->memory = std::move(memory);
   for (ModelParameter &state : states) {
     if (state.shape.empty() || state.shape.front() != sizes.batch)
       return fail(ErrorId::StateUnsupported,
@@ -535,7 +540,9 @@ Session::create(const SessionSizes &sizes, std::vector<ModelParameter> states) {
     buffer.bytes = bytes;
     // aligned_alloc wants a multiple of the alignment.
     uint64_t allocated = (buffer.bytes + 63) / 64 * 64;
-    buffer.data = std::aligned_alloc(64, allocated ? allocated : 64);
+    buffer.data = session->memory.allocate
+                      ? session->memory.allocate(allocated)
+                      : std::aligned_alloc(64, allocated ? allocated : 64);
     if (!buffer.data)
       return fail(ErrorId::StateAllocationFailed,
                   "cannot allocate " + formatBytes(buffer.bytes) +

@@ -30,6 +30,8 @@ struct LinnetEntry {
 };
 extern "C" const LinnetEntry linnet_entries[];
 extern "C" const char linnet_manifest[];
+/// The GPU the kernels are for (`sm_90a`); empty in a CPU binary.
+extern "C" const char linnet_gpu_chip[];
 extern "C" const unsigned long linnet_manifest_size;
 
 namespace {
@@ -70,6 +72,11 @@ cl::opt<unsigned> top("top",
                       cl::init(5));
 cl::opt<bool> timings("timings",
                       cl::desc("Print the time of each step to stderr"));
+cl::opt<std::string>
+    device("device",
+           cl::desc("A GPU binary's device: gpu (the default, GPU 0 through "
+                    "the CUDA driver)"),
+           cl::value_desc("gpu"));
 cl::list<std::string> bindings("bind",
                                cl::desc("Not accepted: the sizes are "
                                         "fixed when the binary is "
@@ -111,6 +118,18 @@ int main(int argc, char **argv) {
                       "); build again with `linnet build --bind` for "
                       "others")));
 
+  llvm::StringRef gpuChip = linnet_gpu_chip;
+  if (device.getNumOccurrences() && (gpuChip.empty() || device != "gpu"))
+    return reportError(llvm::toString(makeError(
+        ErrorId::RunOptionsInvalid,
+        gpuChip.empty()
+            ? "--device: this binary runs on the CPU; build it with "
+              "`--target cuda` for a GPU"
+            : "--device: `" + device +
+                  "` is not a device this binary has code for (gpu); "
+                  "`linnet run --target cuda --device emulated` runs the "
+                  "GPU plan on the CPU")));
+
   if (auto config = checkpointConfig(checkpoint); !config)
     return reportError(llvm::toString(config.takeError()));
   RunOptions options;
@@ -129,6 +148,8 @@ int main(int argc, char **argv) {
   options.top = top;
   options.timings = timings;
   options.checkConfig = true;
+  if (!gpuChip.empty())
+    options.gpu = CudaRequirements::forChip(gpuChip);
   options.tool = toolName;
   if (llvm::Error error = options.validate())
     return reportError(llvm::toString(std::move(error)));

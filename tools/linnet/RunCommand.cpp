@@ -85,8 +85,9 @@ cl::opt<std::string> runTarget(
     cl::init("cpu"), cl::sub(runCommand));
 cl::opt<std::string> runDevice(
     "device",
-    cl::desc("With --target cuda: emulated (the GPU kernels run by this "
-             "machine's CPU, one thread at a time)"),
+    cl::desc("With --target cuda: gpu (the default: GPU 0, through the CUDA "
+             "driver) or emulated (the GPU kernels run by this machine's CPU, "
+             "one thread at a time)"),
     cl::sub(runCommand));
 cl::opt<bool> runTimings("timings",
                          cl::desc("Print the time of each step to stderr"),
@@ -127,14 +128,16 @@ int linnet::driver::runRun(const char *argv0) {
     return reportError(std::move(error));
   std::optional<CudaPipelineOptions> cuda;
   if (runTarget == "cuda") {
-    if (runDevice != "emulated")
-      return reportError(
-          ErrorId::OptionInvalid,
-          "--target cuda runs only on the emulated device so far: give "
-          "--device emulated (the GPU kernels are built, but not yet the "
-          "host plan and runtime that launch them on a GPU)");
+    if (runDevice.getNumOccurrences() && runDevice != "gpu" &&
+        runDevice != "emulated")
+      return reportError(ErrorId::OptionInvalid,
+                         "--device: `" + runDevice +
+                             "` is not a device of --target cuda (gpu, "
+                             "emulated)");
     cuda.emplace();
-    cuda->emulated = true;
+    cuda->emulated = runDevice == "emulated";
+    if (!cuda->emulated)
+      options.gpu = CudaRequirements::forChip(cuda->chip);
   } else if (runTarget != "cpu") {
     return reportError(ErrorId::OptionInvalid,
                        "--target: `" + runTarget +
@@ -179,7 +182,9 @@ int linnet::driver::runRun(const char *argv0) {
 
   auto jitStart = std::chrono::steady_clock::now();
   CpuCompileOptions jitOptions;
-  jitOptions.symbols = generatedCodeSymbols();
+  jitOptions.symbols = cuda && !cuda->emulated
+                           ? CudaDevice::generatedCodeSymbols()
+                           : generatedCodeSymbols();
   auto executable = CpuExecutable::compile(*compiled.module, jitOptions);
   if (!executable)
     return reportError(

@@ -15,6 +15,7 @@
 #ifndef LINNET_RUNTIME_MODELRUN_H
 #define LINNET_RUNTIME_MODELRUN_H
 
+#include "linnet/Runtime/CudaDevice.h"
 #include "linnet/Runtime/ModelManifest.h"
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Runtime/RuntimeCalls.h"
@@ -52,6 +53,9 @@ struct RunOptions {
   /// Check that the checkpoint's config.json agrees with the manifest's
   /// generics (a built binary; `linnet run` binds from that config).
   bool checkConfig = false;
+  /// Run on a GPU (the CUDA target's plan, not emulated): the device it
+  /// needs. The memory it must have is worked out by prepare.
+  std::optional<CudaRequirements> gpu;
   /// Prefixes the --timings lines (`linnet run`).
   std::string tool = "linnet run";
 
@@ -86,6 +90,10 @@ private:
   llvm::Error runScript(const PackedEntryLookup &call);
   llvm::Error runGeneration(const PackedEntryLookup &call);
 
+  /// Declared first, so that it outlives every buffer on it.
+  std::unique_ptr<CudaDevice> device;
+  /// With a device: each parameter's copy in its memory (store's order).
+  std::vector<void *> deviceParameters;
   const ModelManifest *manifest = nullptr;
   RunOptions options;
   std::unique_ptr<ParameterStore> store;

@@ -18,6 +18,8 @@
 #ifndef LINNET_RUNTIME_RUNTIMECALLS_H
 #define LINNET_RUNTIME_RUNTIMECALLS_H
 
+#include "linnet/Basic/Errors.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -38,6 +40,23 @@ using PackedEntry = void (*)(void **packed);
 /// possible) prints such an error and exits with status 1. An index out of
 /// range makes the call's error, once it has returned.
 llvm::Error callGeneratedCode(PackedEntry entry, void **packed);
+
+/// Ends the entry call in progress on this thread with error `id`,
+/// `message` (unwinding to callGeneratedCode); outside a call, or inside a
+/// parallel region, prints it and exits with status 1. For the runtime
+/// functions generated code calls (a device's launches, copies, buffers).
+[[noreturn]] void failGeneratedCall(ErrorId id, const llvm::Twine &message);
+
+/// Where the generated code's buffers come from: the heap (both null, the
+/// default), or a device's memory (a GPU's managed memory, which the host
+/// and its kernels both reach). An allocation that returns null fails the
+/// call as the heap's does.
+void setGeneratedCodeAllocator(void *(*allocate)(uint64_t bytes),
+                               void (*free)(void *pointer));
+
+/// Frees a buffer the generated code allocated and returned (its results),
+/// as the generated code frees its own.
+void freeGeneratedBuffer(void *pointer);
 
 /// The bytes this process can still allocate: the smaller of the system's
 /// available memory and what its address-space limit (`ulimit -v`) leaves.

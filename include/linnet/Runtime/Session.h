@@ -24,6 +24,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -120,6 +121,13 @@ struct StateBuffer {
   uint64_t bytes = 0;
 };
 
+/// Where a session's states live: the heap (both empty), or a device's
+/// memory that the host reaches too (a GPU's managed memory).
+struct StateMemory {
+  std::function<void *(uint64_t bytes)> allocate;
+  std::function<void(void *pointer)> release;
+};
+
 /// Every state of one bound model, zero-initialised, with each row's count.
 /// The entries are called by the code that owns the compiled model: it
 /// checks a call here first, passes `states()` (in listStates order) to the
@@ -134,9 +142,10 @@ public:
   /// be the slot (`Batch`); the error names a state where it is not.
   static llvm::Expected<std::unique_ptr<Session>>
   create(const Program &program, const BoundModel &model);
-  /// Allocates `states` (listStates of a model of `sizes`).
+  /// Allocates `states` (listStates of a model of `sizes`) in `memory`.
   static llvm::Expected<std::unique_ptr<Session>>
-  create(const SessionSizes &sizes, std::vector<ModelParameter> states);
+  create(const SessionSizes &sizes, std::vector<ModelParameter> states,
+         StateMemory memory = {});
 
   const SessionSizes &sizes() const { return rows.sizes(); }
   llvm::ArrayRef<int64_t> counts() const { return rows.counts(); }
@@ -157,6 +166,7 @@ private:
 
   RowCounts rows;
   std::vector<StateBuffer> buffers;
+  StateMemory memory;
 };
 
 } // namespace linnet

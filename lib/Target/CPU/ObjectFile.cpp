@@ -83,6 +83,22 @@ static void addPackedWrappers(llvm::Module &module) {
   }
 }
 
+/// Puts each fatbinary of the CUDA target's kernels (a constant whose bytes
+/// start with the fatbinary's magic number) in `.nv_fatbin`, aligned as
+/// nvcc aligns it, where the toolkit's `cuobjdump` finds the kernels.
+static void placeGpuBinaries(llvm::Module &module) {
+  constexpr llvm::StringLiteral fatbinMagic("\x50\xED\x55\xBA");
+  for (llvm::GlobalVariable &global : module.globals()) {
+    auto *bytes = llvm::dyn_cast_or_null<llvm::ConstantDataSequential>(
+        global.hasInitializer() ? global.getInitializer() : nullptr);
+    if (!global.isConstant() || !bytes || !bytes->isString() ||
+        !bytes->getRawDataValues().starts_with(fatbinMagic))
+      continue;
+    global.setSection(".nv_fatbin");
+    global.setAlignment(llvm::Align(8));
+  }
+}
+
 static void initializeNativeTarget() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -219,6 +235,7 @@ writeObjectFiles(ModuleOp module, llvm::StringRef directory,
                      "(is it at CpuStage::LLVM?)");
 
   addPackedWrappers(*llvmModule);
+  placeGpuBinaries(*llvmModule);
 
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelNames.h"
 #include "PassDetail.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -18,8 +19,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Path.h"
 
 namespace linnet {
 #define GEN_PASS_DEF_LINNETCUDAMAPDISPATCHREGIONS
@@ -313,36 +312,17 @@ void replaceByWorkgroupBuffer(RewriterBase &rewriter, Operation *allocation,
   rewriter.replaceOp(allocation, view);
 }
 
-/// The kernel of the `index`th region of `func`: the function's name, the
-/// index, the kind of the region's last linalg op (its root) and the Linnet
-/// source line it computes, as `SparseMoe_forward_39_generic_moe_25`: what
-/// `cuobjdump` lists. PTX names hold no `.`: `_` stands for it.
-std::string kernelName(func::FuncOp func, unsigned index, Operation *region) {
-  std::string name = func.getSymName().str() + "_" + std::to_string(index);
+/// The kernel of the `index`th region of `func`, after the kind of the
+/// region's last linalg op (its root) and the Linnet source line it
+/// computes, as `SparseMoe_forward_39_generic_moe_25`.
+std::string regionKernelName(func::FuncOp func, unsigned index,
+                             Operation *region) {
   Operation *root = nullptr;
   region->walk([&](linalg::LinalgOp op) { root = op; });
-  if (root) {
-    name += "_" + root->getName().stripDialect().str();
-    // The innermost call site's line in a Linnet source (the first file
-    // location of a call-site chain is the callee's).
-    std::optional<FileLineColLoc> source;
-    root->getLoc()->walk([&](Location loc) {
-      auto file = dyn_cast<FileLineColLoc>(loc);
-      if (file && file.getFilename().getValue().ends_with(".linnet")) {
-        source = file;
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (source)
-      name += "_" +
-              llvm::sys::path::stem(source->getFilename().getValue()).str() +
-              "_" + std::to_string(source->getLine());
-  }
-  for (char &c : name)
-    if (!llvm::isAlnum(c))
-      c = '_';
-  return name;
+  if (!root)
+    return linnet::kernelName(func, index, "", region->getLoc());
+  return linnet::kernelName(func, index, root->getName().stripDialect(),
+                            root->getLoc());
 }
 
 /// Makes `region` (a dispatch region on buffers, or a single linalg op
@@ -361,7 +341,6 @@ LogicalResult mapToLaunch(RewriterBase &rewriter, Operation *region,
     return failure();
 
   rewriter.setInsertionPoint(region);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value threads =
       arith::ConstantIndexOp::create(rewriter, loc, threadsPerBlock);
   SmallVector<Value> counts;
@@ -380,15 +359,10 @@ LogicalResult mapToLaunch(RewriterBase &rewriter, Operation *region,
     workgroup.push_back(MemRefType::get(
         {buffer.elements}, type.getElementType(), AffineMap(), space));
   }
-  auto symbol = FlatSymbolRefAttr::get(rewriter.getContext(), name);
-  auto launch = gpu::LaunchOp::create(
-      rewriter, loc, blocks, one, one, threads, one, one,
-      /*dynamicSharedMemorySize=*/{}, /*asyncTokenType=*/{}, {}, workgroup,
-      /*privateAttributions=*/{}, {}, {}, {}, /*module=*/symbol,
-      /*function=*/symbol);
+  auto launch = linnet::createNamedLaunch(rewriter, loc, blocks, threads,
+                                          workgroup, name);
   Block &body = launch.getBody().front();
-  rewriter.setInsertionPointToStart(&body);
-  gpu::TerminatorOp terminator = gpu::TerminatorOp::create(rewriter, loc);
+  Operation *terminator = body.getTerminator();
   if (forall) {
     rewriter.setInsertionPoint(terminator);
     SmallVector<Value> ivs = inductionVariables(
@@ -429,7 +403,7 @@ struct CudaMapDispatchRegionsPass
     });
     for (auto [index, region] : llvm::enumerate(regions))
       if (failed(mapToLaunch(rewriter, region, threadsPerBlock,
-                             kernelName(func, index, region))))
+                             regionKernelName(func, index, region))))
         return signalPassFailure();
   }
 };

@@ -64,6 +64,10 @@ void addKernelsStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   LinnetCudaMapDispatchRegionsOptions mapping;
   mapping.threadsPerBlock = options.threadsPerBlock;
   pm.nest<func::FuncOp>().addPass(createLinnetCudaMapDispatchRegions(mapping));
+  LinnetCudaPlanHostOptions host;
+  host.threadsPerBlock = options.threadsPerBlock;
+  host.synchronize = !options.emulated;
+  pm.addPass(createLinnetCudaPlanHost(host));
   if (options.emulated) {
     pm.nest<func::FuncOp>().addPass(createLinnetCudaEmulateLaunches());
     addCleanup(pm);
@@ -105,6 +109,11 @@ void addBinaryStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   addCleanup(kernels);
   kernels.addPass(createReconcileUnrealizedCastsPass());
+  // The host's buffers come from the runtime (a GPU's managed memory), as
+  // the CPU's do from its heap.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = options.runtimeAllocation;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createGpuToLLVMConversionPass());
   GpuModuleToBinaryPassOptions binary;
   binary.toolkitPath = options.toolkit;

@@ -62,23 +62,31 @@ def report(item):
 
 
 registers = []
+count = 0
 with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-    for name, ptx, run in pool.map(report, sorted(kernels.items())):
+    for module, ptx, run in pool.map(report, sorted(kernels.items())):
         if run.returncode != 0:
-            sys.exit(f"{name}: ptxas failed: {run.stderr.strip()}")
+            sys.exit(f"{module}: ptxas failed: {run.stderr.strip()}")
         if re.search(r"\bmalloc\b", ptx):
-            sys.exit(f"{name}: the PTX calls malloc")
-        used = re.search(r"Used (\d+) registers", run.stderr)
-        frame = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
-                          r"(\d+) bytes spill loads", run.stderr)
-        if not used or not frame:
-            sys.exit(f"{name}: no resource report from ptxas -v: {run.stderr.strip()}")
-        stack, stores, loads = map(int, frame.groups())
-        if stores or loads:
-            sys.exit(f"{name}: spills ({stores} bytes stored, {loads} loaded)")
-        if stack:
-            sys.exit(f"{name}: a stack frame of {stack} bytes (local memory)")
-        registers.append(int(used.group(1)))
+            sys.exit(f"{module}: the PTX calls malloc")
+        # One report per kernel of the module.
+        reports = re.split(r"Compiling entry function '", run.stderr)[1:]
+        if not reports:
+            sys.exit(f"{module}: no resource report from ptxas -v: {run.stderr.strip()}")
+        for each in reports:
+            name = each.split("'", 1)[0]
+            used = re.search(r"Used (\d+) registers", each)
+            frame = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
+                              r"(\d+) bytes spill loads", each)
+            if not used or not frame:
+                sys.exit(f"{name}: no resource report from ptxas -v: {each.strip()}")
+            stack, stores, loads = map(int, frame.groups())
+            if stores or loads:
+                sys.exit(f"{name}: spills ({stores} bytes stored, {loads} loaded)")
+            if stack:
+                sys.exit(f"{name}: a stack frame of {stack} bytes (local memory)")
+            registers.append(int(used.group(1)))
+            count += 1
 
-print(f"{len(kernels)} kernels: at most {max(registers)} registers, no spills, "
-      f"no stack frame, no malloc")
+print(f"{count} kernels in {len(kernels)} modules: at most {max(registers)} registers, "
+      f"no spills, no stack frame, no malloc")

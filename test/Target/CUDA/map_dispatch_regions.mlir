@@ -11,7 +11,7 @@
 
 #id = affine_map<(i, j) -> (i, j)>
 // CHECK-LABEL: func.func @tiles
-// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4, %{{.*}} = %c1, %{{.*}} = %c1) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%[[BLOCK:.*]] = %c256, %{{.*}} = %c1, %{{.*}} = %c1) module(@tiles_0_generic) function(@tiles_0_generic) workgroup(%[[WG:.*]] : memref<512xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c4, %{{.*}} = %c1, %{{.*}} = %c1) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%[[BLOCK:.*]] = %c256, %{{.*}} = %c1, %{{.*}} = %c1) module(@tiles_kernels) function(@tiles_0_generic) workgroup(%[[WG:.*]] : memref<512xf32, #gpu.address_space<workgroup>>)
 // CHECK: %[[IJ:.*]]:2 = affine.delinearize_index %[[B]] into (2, 2)
 // CHECK: %[[SHARED:.*]] = memref.memory_space_cast %[[WG]] : memref<512xf32, #gpu.address_space<workgroup>> to memref<512xf32>
 // CHECK: %[[TILE:.*]] = memref.reinterpret_cast %[[SHARED]] to offset: [0], sizes: [4, 128], strides: [128, 1] : memref<512xf32> to memref<4x128xf32>
@@ -58,7 +58,7 @@ func.func @tiles(%x: memref<8x256xf32>, %y: memref<8x256xf32>) {
 // in the region runs in thread 0; a fill outside every region is a kernel
 // of one block.
 // CHECK-LABEL: func.func @partial
-// CHECK: gpu.launch {{.*}} module(@partial_0_copy) function(@partial_0_copy) workgroup(%[[WG:.*]] : memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.*}} module(@partial_kernels) function(@partial_0_copy) workgroup(%[[WG:.*]] : memref<64xf32, #gpu.address_space<workgroup>>)
 // CHECK: %[[ROWS:.*]] = affine.min
 // CHECK: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [%[[ROWS]], 16], strides: [16, 1] : memref<64xf32> to memref<?x16xf32>
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0
@@ -66,7 +66,7 @@ func.func @tiles(%x: memref<8x256xf32>, %y: memref<8x256xf32>) {
 // CHECK-NEXT: memref.store
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.barrier
-// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%[[BLOCK:.*]] = %c256, {{.*}}) module(@partial_1_fill) function(@partial_1_fill) {
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%[[BLOCK:.*]] = %c256, {{.*}}) module(@partial_kernels) function(@partial_1_fill) {
 // CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %c32 step %[[BLOCK]] {
 // CHECK-NEXT: memref.store
 func.func @partial(%x: memref<?x16xf32>, %y: memref<?x16xf32>, %flag: memref<i32>, %z: memref<32xf32>) {

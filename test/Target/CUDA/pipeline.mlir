@@ -17,18 +17,16 @@
 // LINALG: scf.forall.in_parallel
 
 // KERNELS-LABEL: func.func @silu_rowsum
-// KERNELS: gpu.launch_func @silu_rowsum_0_generic::@silu_rowsum_0_generic blocks in (%{{.*}}, %c1, %c1) threads in (%c256, %c1, %c1)
-// KERNELS: gpu.launch_func @silu_rowsum_1_generic::@silu_rowsum_1_generic blocks in
-// KERNELS: gpu.module @silu_rowsum_0_generic
+// KERNELS: gpu.launch_func @silu_rowsum_kernels::@silu_rowsum_0_generic blocks in (%{{.*}}, %c1, %c1) threads in (%c256, %c1, %c1)
+// KERNELS: gpu.launch_func @silu_rowsum_kernels::@silu_rowsum_1_generic blocks in
+// KERNELS: gpu.module @silu_rowsum_kernels
 // KERNELS: gpu.func @silu_rowsum_0_generic({{.*}}) kernel
 // KERNELS: math.exp
-// KERNELS: gpu.module @silu_rowsum_1_generic
 // KERNELS: gpu.func @silu_rowsum_1_generic({{.*}}) kernel
 // KERNELS: gpu.barrier
 
 // BINARY: llvm.func @silu_rowsum
-// BINARY: gpu.binary @silu_rowsum_0_generic [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, bin = "\7FELF
-// BINARY: gpu.binary @silu_rowsum_1_generic [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">
+// BINARY: gpu.binary @silu_rowsum_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, bin = "\7FELF
 
 // LLVM 22 cannot write sm_90a in PTX 6.0 (and aborts the process if asked
 // to): the pipeline checks the options first.

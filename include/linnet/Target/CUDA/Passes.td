@@ -95,4 +95,35 @@ def LinnetCudaMapDispatchRegions
   ];
 }
 
+def LinnetCudaPlanHost : Pass<"linnet-cuda-plan-host", "mlir::ModuleOp"> {
+  let summary = "Make the host side of mapped functions a plan a GPU runs";
+  let description = [{
+    After linnet-cuda-map-dispatch-regions: every `memref.copy` outside a
+    kernel becomes a `gpu.launch` of one thread per element (the bytes are
+    device memory); a buffer of static size, at most 64 KiB, in a function's
+    body that only the host uses (loads, stores, pointer reads, calls without
+    buffer results) becomes a stack buffer; and with `synchronize`, a call of
+    `linnet_device_synchronize` (the runtime's wait for the device) goes
+    before the first host access to a buffer that is not a stack buffer
+    after a launch, or after a call of a function that launches. A function
+    that launches assumes a launch may be running when it is called; a
+    function that does not is called with its buffers after a wait.
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t", "256",
+           "Threads of each block of a copy kernel">,
+    Option<"synchronize", "synchronize", "bool", "true",
+           "Wait for the device before host accesses (off for the emulated "
+           "device, where launches run in order on the host)">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 #endif // LINNET_TARGET_CUDA_PASSES

@@ -1,0 +1,362 @@
+//===- CudaPlanHost.cpp - the host side of the GPU plan -------------------===//
+//
+// After the mapping, the host side of a function still does three things a
+// GPU cannot leave to the host as they are:
+// - it copies buffers (`memref.copy`, from bufferization: the states an
+//   entry writes back). On a GPU those bytes are device memory, so each copy
+//   becomes a kernel of its own, one element per thread;
+// - it keeps small bookkeeping arrays (the deallocation helper's pointer
+//   lists) in heap buffers, which would be device allocations; those of
+//   static size in a function's body become stack buffers;
+// - it reads and writes buffers between launches (a bounds check reads what
+//   a kernel computed). Launches are asynchronous: before the first such
+//   access after a launch the host waits for the device
+//   (`linnet_device_synchronize`, a runtime function), and only then.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelNames.h"
+#include "PassDetail.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace linnet {
+#define GEN_PASS_DEF_LINNETCUDAPLANHOST
+#include "Passes.h.inc"
+} // namespace linnet
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kSynchronize = "linnet_device_synchronize";
+/// A bookkeeping array larger than this stays on the heap.
+constexpr int64_t kMaxStackBytes = 64 * 1024;
+
+bool insideLaunch(Operation *op) {
+  return op->getParentOfType<gpu::LaunchOp>() != nullptr;
+}
+
+/// The buffer `value` is a view of: through views, casts and metadata.
+Value rootOf(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
+      value = view.getViewSource();
+      continue;
+    }
+    if (auto cast = dyn_cast<memref::CastOp>(def)) {
+      value = cast.getSource();
+      continue;
+    }
+    if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(def)) {
+      value = metadata.getSource();
+      continue;
+    }
+    break;
+  }
+  return value;
+}
+
+/// Whether the host may touch `value` at any time: a stack buffer, which
+/// no kernel is given.
+bool hostOnly(Value value) {
+  return rootOf(value).getDefiningOp<memref::AllocaOp>() != nullptr;
+}
+
+// --- Copies as kernels ----------------------------------------------------
+
+/// `copy` as a `gpu.launch` of one thread per element, `threadsPerBlock` in
+/// a block, named `name`.
+void copyAsKernel(RewriterBase &rewriter, memref::CopyOp copy,
+                  int64_t threadsPerBlock, StringRef name) {
+  Location loc = copy.getLoc();
+  rewriter.setInsertionPoint(copy);
+  auto type = cast<MemRefType>(copy.getSource().getType());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sizes.push_back(
+        memref::DimOp::create(rewriter, loc, copy.getSource(), d).getResult());
+  if (type.hasStaticShape() && type.getNumElements() == 0) {
+    rewriter.eraseOp(copy);
+    return;
+  }
+  Value count = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  for (Value size : sizes)
+    count = arith::MulIOp::create(rewriter, loc, count, size);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value threads =
+      arith::ConstantIndexOp::create(rewriter, loc, threadsPerBlock);
+  // A grid of no blocks is not a launch the driver takes.
+  Value any = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
+                                    count, zero);
+  auto guard = scf::IfOp::create(rewriter, loc, any, /*withElse=*/false);
+  rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+  Value blocks = arith::CeilDivUIOp::create(rewriter, loc, count, threads);
+  auto launch = linnet::createNamedLaunch(rewriter, loc, blocks, threads,
+                                          TypeRange{}, name);
+  rewriter.setInsertionPoint(launch.getBody().front().getTerminator());
+  Value first =
+      arith::MulIOp::create(rewriter, loc, launch.getBlockIds().x, threads);
+  Value linear =
+      arith::AddIOp::create(rewriter, loc, first, launch.getThreadIds().x);
+  Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                       linear, count);
+  auto element = scf::IfOp::create(rewriter, loc, inside, /*withElse=*/false);
+  rewriter.setInsertionPoint(element.thenBlock()->getTerminator());
+  SmallVector<Value> indices;
+  if (sizes.size() == 1)
+    indices.push_back(linear);
+  else if (sizes.size() > 1)
+    llvm::append_range(indices, affine::AffineDelinearizeIndexOp::create(
+                                    rewriter, loc, linear, ValueRange(sizes),
+                                    /*hasOuterBound=*/true)
+                                    .getResults());
+  Value value =
+      memref::LoadOp::create(rewriter, loc, copy.getSource(), indices);
+  memref::StoreOp::create(rewriter, loc, value, copy.getTarget(), indices);
+  rewriter.eraseOp(copy);
+}
+
+// --- Bookkeeping on the stack ---------------------------------------------
+
+/// Whether every use of `value` (and of its views) is the host's own: loads,
+/// stores, pointer reads, a reshape's shape, its deallocation, calls of
+/// functions without buffer results; never a kernel, a return or a stored
+/// pointer.
+bool usedByHostAlone(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (insideLaunch(user) || isa<gpu::LaunchOp, func::ReturnOp>(user))
+      return false;
+    if (isa<memref::LoadOp, memref::DeallocOp,
+            memref::ExtractAlignedPointerAsIndexOp>(user))
+      continue;
+    if (auto store = dyn_cast<memref::StoreOp>(user)) {
+      if (store.getMemRef() != value)
+        return false;
+      continue;
+    }
+    // A reshape reads its shape operand on the host, into the descriptor.
+    if (auto reshape = dyn_cast<memref::ReshapeOp>(user)) {
+      if (reshape.getShape() != value)
+        return false;
+      continue;
+    }
+    if (auto call = dyn_cast<func::CallOp>(user)) {
+      if (llvm::any_of(call.getResultTypes(), llvm::IsaPred<BaseMemRefType>))
+        return false;
+      continue;
+    }
+    if (isa<memref::CastOp, ViewLikeOpInterface>(user)) {
+      if (!llvm::all_of(user->getResults(), usedByHostAlone))
+        return false;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+void bookkeepingOnStack(RewriterBase &rewriter, func::FuncOp func) {
+  SmallVector<memref::AllocOp> allocations;
+  for (auto alloc : func.getBody().front().getOps<memref::AllocOp>()) {
+    MemRefType type = alloc.getType();
+    if (!type.hasStaticShape() || !type.getElementType().isIntOrIndexOrFloat())
+      continue;
+    int64_t bits = type.getElementType().isIndex()
+                       ? 64
+                       : type.getElementType().getIntOrFloatBitWidth();
+    if (type.getNumElements() * ((bits + 7) / 8) > kMaxStackBytes)
+      continue;
+    if (usedByHostAlone(alloc.getResult()))
+      allocations.push_back(alloc);
+  }
+  for (memref::AllocOp alloc : allocations) {
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        rewriter.eraseOp(user);
+    rewriter.setInsertionPoint(alloc);
+    rewriter.replaceOpWithNewOp<memref::AllocaOp>(alloc, alloc.getType(),
+                                                  alloc.getAlignmentAttr());
+  }
+}
+
+// --- Waiting for the device -----------------------------------------------
+
+/// Places the waits of one module: which functions launch kernels (or call
+/// one that does), and where the host first touches device memory after a
+/// launch.
+class SynchronizationPlan {
+public:
+  explicit SynchronizationPlan(ModuleOp module) : module(module) {
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs)
+      if (func->walk([](gpu::LaunchOp) { return WalkResult::interrupt(); })
+              .wasInterrupted())
+        launchers.insert(func.getSymNameAttr());
+    // Callers of launchers launch too.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (func::FuncOp func : funcs)
+        if (!launchers.contains(func.getSymNameAttr()) && callsLauncher(func)) {
+          launchers.insert(func.getSymNameAttr());
+          changed = true;
+        }
+    }
+  }
+
+  /// Inserts the waits of `func`. A function that launches starts not knowing
+  /// what its caller left running; one that does not is only called with
+  /// device buffers after a wait (below).
+  void place(func::FuncOp func) {
+    if (func.isExternal())
+      return;
+    placeInRegion(func.getBody(), launchers.contains(func.getSymNameAttr()));
+  }
+
+private:
+  bool isLauncherCall(Operation *op) const {
+    auto call = dyn_cast<func::CallOp>(op);
+    return call && launchers.contains(call.getCalleeAttr().getAttr());
+  }
+
+  bool callsLauncher(Operation *op) const {
+    return op
+        ->walk([&](func::CallOp call) {
+          return isLauncherCall(call) ? WalkResult::interrupt()
+                                      : WalkResult::advance();
+        })
+        .wasInterrupted();
+  }
+
+  bool launches(Operation *op) const {
+    return op
+        ->walk([&](Operation *nested) {
+          return isa<gpu::LaunchOp>(nested) || isLauncherCall(nested)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  }
+
+  /// Whether `op` itself reads or writes a buffer a kernel may use.
+  static bool touchesDevice(Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op))
+      return llvm::any_of(call.getOperands(), [](Value operand) {
+        return isa<BaseMemRefType>(operand.getType()) && !hostOnly(operand);
+      });
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return op->getNumRegions() == 0 &&
+             llvm::any_of(op->getOperands(), [](Value operand) {
+               return isa<BaseMemRefType>(operand.getType()) &&
+                      !hostOnly(operand);
+             });
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    return llvm::any_of(instances, [](MemoryEffects::EffectInstance &effect) {
+      if (!isa<MemoryEffects::Read, MemoryEffects::Write>(effect.getEffect()))
+        return false;
+      Value value = effect.getValue();
+      return !value ||
+             (isa<BaseMemRefType>(value.getType()) && !hostOnly(value));
+    });
+  }
+
+  static bool anyTouchesDevice(Operation *op) {
+    return op
+        ->walk([](Operation *nested) {
+          return touchesDevice(nested) ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+        })
+        .wasInterrupted();
+  }
+
+  void synchronizeBefore(Operation *op) {
+    OpBuilder builder(op);
+    func::CallOp::create(builder, op->getLoc(), kSynchronize, TypeRange{});
+    needsDeclaration = true;
+  }
+
+  /// Returns whether a launch may still be running when `region` ends.
+  bool placeInRegion(Region &region, bool running) {
+    bool end = running;
+    for (Block &block : region) {
+      bool pending = running;
+      for (Operation &op : llvm::make_early_inc_range(block)) {
+        if (isa<gpu::LaunchOp>(op) || isLauncherCall(&op)) {
+          pending = true;
+          continue;
+        }
+        if (op.getNumRegions() && launches(&op)) {
+          // A loop's body may run after its own launches.
+          bool loop = isa<LoopLikeOpInterface>(op);
+          for (Region &nested : op.getRegions())
+            placeInRegion(nested, pending || loop);
+          pending = true;
+          continue;
+        }
+        if (pending &&
+            (op.getNumRegions() ? anyTouchesDevice(&op) : touchesDevice(&op))) {
+          synchronizeBefore(&op);
+          pending = false;
+        }
+      }
+      end = end || pending;
+    }
+    return end;
+  }
+
+public:
+  bool needsDeclaration = false;
+
+private:
+  ModuleOp module;
+  llvm::DenseSet<StringAttr> launchers;
+};
+
+struct CudaPlanHostPass
+    : linnet::impl::LinnetCudaPlanHostBase<CudaPlanHostPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    IRRewriter rewriter(&getContext());
+    for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      SmallVector<memref::CopyOp> copies;
+      func.walk([&](memref::CopyOp copy) {
+        if (!insideLaunch(copy))
+          copies.push_back(copy);
+      });
+      // Copy kernels are numbered on from the function's mapped regions.
+      unsigned mapped = 0;
+      func.walk([&](gpu::LaunchOp) { ++mapped; });
+      for (auto [index, copy] : llvm::enumerate(copies))
+        copyAsKernel(
+            rewriter, copy, threadsPerBlock,
+            linnet::kernelName(func, mapped + index, "copy", copy.getLoc()));
+      bookkeepingOnStack(rewriter, func);
+    }
+    if (!synchronize)
+      return;
+    SynchronizationPlan plan(module);
+    for (func::FuncOp func : module.getOps<func::FuncOp>())
+      plan.place(func);
+    if (plan.needsDeclaration && !module.lookupSymbol(kSynchronize)) {
+      OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+      auto declaration = func::FuncOp::create(
+          builder, module.getLoc(), kSynchronize,
+          builder.getFunctionType(TypeRange{}, TypeRange{}));
+      declaration.setPrivate();
+    }
+  }
+};
+
+} // namespace

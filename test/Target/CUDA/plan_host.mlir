@@ -1,0 +1,143 @@
+// linnet-cuda-plan-host alone: a host copy becomes a kernel of one thread
+// per element (guarded against an empty grid); a bookkeeping array only the
+// host uses goes on the stack; the host waits for the device before the
+// first access to device memory after a launch, and only then; a function
+// that launches waits at its first access, one that does not is waited for
+// by its caller.
+// RUN: linnet-opt %s --linnet-cuda-plan-host="threads-per-block=64" --split-input-file | FileCheck %s
+// RUN: linnet-opt %s --linnet-cuda-plan-host="synchronize=false" --split-input-file | FileCheck %s --check-prefix=EMULATED
+
+// CHECK-LABEL: func.func @copy_state
+// CHECK-SAME: (%[[SRC:.*]]: memref<2x?xf32>, %[[DST:.*]]: memref<2x?xf32>)
+// CHECK: arith.muli
+// CHECK: %[[N:.*]] = arith.muli
+// CHECK: %[[ANY:.*]] = arith.cmpi ugt, %[[N]], %c0
+// CHECK: scf.if %[[ANY]] {
+// CHECK:   %[[BLOCKS:.*]] = arith.ceildivui %[[N]], %c64
+// CHECK:   gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BLOCKS]], {{.*}} threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c64,
+// CHECK:     %[[LINEAR:.*]] = arith.addi
+// CHECK:     arith.cmpi ult, %[[LINEAR]], %[[N]]
+// CHECK:     %[[IDX:.*]]:2 = affine.delinearize_index %[[LINEAR]] into
+// CHECK:     %[[V:.*]] = memref.load %[[SRC]][%[[IDX]]#0, %[[IDX]]#1]
+// CHECK:     memref.store %[[V]], %[[DST]][%[[IDX]]#0, %[[IDX]]#1]
+// CHECK-NOT: memref.copy
+// CHECK-NOT: linnet_device_synchronize
+// CHECK: return
+func.func @copy_state(%src: memref<2x?xf32>, %dst: memref<2x?xf32>) {
+  memref.copy %src, %dst : memref<2x?xf32> to memref<2x?xf32>
+  return
+}
+
+// -----
+
+// The copy kernel is named after its function and numbered on from the
+// launches already there.
+// CHECK-LABEL: func.func @named
+// CHECK: gpu.launch {{.*}} module(@named_kernels) function(@named_1_copy)
+func.func @named(%src: memref<4xf32>, %dst: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  memref.copy %src, %dst : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// A launch, then the host reads what it wrote: one wait, before the first
+// read alone. The pointer list of the deallocation helper goes on the stack
+// and needs no wait; the heap buffer the kernel writes stays a heap buffer.
+// CHECK: func.func private @linnet_device_synchronize()
+// CHECK-LABEL: func.func @read_after_launch
+// CHECK: %[[FLAG:.*]] = memref.alloc() : memref<1xi64>
+// CHECK: %[[LIST:.*]] = memref.alloca() : memref<2xindex>
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %[[LIST]]
+// CHECK-NEXT: call @linnet_device_synchronize()
+// CHECK-NEXT: memref.load %[[FLAG]]
+// CHECK-NEXT: memref.load %[[FLAG]]
+// CHECK-NOT: linnet_device_synchronize
+// CHECK-NOT: memref.dealloc %[[LIST]]
+// CHECK: memref.dealloc %[[FLAG]]
+// EMULATED-LABEL: func.func @read_after_launch
+// EMULATED-NOT: linnet_device_synchronize
+func.func @read_after_launch(%arg: memref<8xi64>) -> i64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %flag = memref.alloc() : memref<1xi64>
+  %list = memref.alloc() : memref<2xindex>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %arg[%tx] : memref<8xi64>
+    memref.store %v, %flag[%c0] : memref<1xi64>
+    gpu.terminator
+  }
+  %p = memref.extract_aligned_pointer_as_index %flag : memref<1xi64> -> index
+  memref.store %p, %list[%c0] : memref<2xindex>
+  %a = memref.load %flag[%c0] : memref<1xi64>
+  %b = memref.load %flag[%c0] : memref<1xi64>
+  %s = arith.addi %a, %b : i64
+  memref.dealloc %list : memref<2xindex>
+  memref.dealloc %flag : memref<1xi64>
+  return %s : i64
+}
+
+// -----
+
+// A function that launches waits at its first access (its caller may have
+// left a launch running); a call of it leaves one running; a function that
+// does not launch has no wait of its own and its caller waits before
+// calling it with a device buffer. A loop whose body launches waits in the
+// body, where the next iteration reads.
+// CHECK-LABEL: func.func private @launches
+// CHECK-NOT: memref.load
+// CHECK: call @linnet_device_synchronize()
+// CHECK-NEXT: memref.load
+// CHECK: gpu.launch
+// CHECK-LABEL: func.func private @reads
+// CHECK-NOT: linnet_device_synchronize
+// CHECK: return
+// CHECK-LABEL: func.func @caller
+// CHECK: call @launches
+// CHECK-NEXT: call @linnet_device_synchronize()
+// CHECK-NEXT: call @reads
+// CHECK: scf.for
+// CHECK-NEXT: call @linnet_device_synchronize()
+// CHECK-NEXT: memref.load
+// CHECK: gpu.launch
+func.func private @launches(%buf: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %v = memref.load %buf[%c0] : memref<4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %v, %buf[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+func.func private @reads(%buf: memref<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %buf[%c0] : memref<4xf32>
+  return %v : f32
+}
+
+func.func @caller(%buf: memref<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  call @launches(%buf) : (memref<4xf32>) -> ()
+  %v = call @reads(%buf) : (memref<4xf32>) -> f32
+  scf.for %i = %c0 to %c3 step %c1 {
+    %w = memref.load %buf[%i] : memref<4xf32>
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      memref.store %w, %buf[%tx] : memref<4xf32>
+      gpu.terminator
+    }
+  }
+  return %v : f32
+}

@@ -1,0 +1,158 @@
+//===- FakeCuda.cpp - a CUDA driver without a GPU, for tests --------------===//
+//
+// Built as build/test/fake-cuda/libcuda.so.1, which tests put first on
+// LD_LIBRARY_PATH, so that a binary's checks of the driver and the device
+// are exercised on a machine without either. `LINNET_FAKE_CUDA` says which
+// machine it pretends to be:
+//   init-fails  cuInit fails (CUDA_ERROR_NO_DEVICE), as with no GPU
+//   no-device   the driver starts and counts no device
+//   sm80        an A100: compute capability 8.0
+//   small       compute capability 9.0 with 1 MB free
+//   (unset)     compute capability 9.0, 141 GB free; memory is the heap and
+//               copies are memcpy, but it cannot run a kernel: every launch
+//               fails (CUDA_ERROR_NOT_SUPPORTED)
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+using CUresult = int;
+constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
+                   kNoDevice = 100, kNotSupported = 801;
+
+std::string mode() {
+  const char *value = std::getenv("LINNET_FAKE_CUDA");
+  return value ? value : "";
+}
+
+int dummy;
+
+/// The errors this driver gives, as the real one names them.
+struct ErrorText {
+  CUresult result;
+  const char *name, *text;
+};
+constexpr ErrorText kErrors[] = {
+    {kNoDevice, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {kNotSupported, "CUDA_ERROR_NOT_SUPPORTED",
+     "operation not supported (a fake driver runs no kernel)"},
+};
+
+const ErrorText *errorText(CUresult result) {
+  for (const ErrorText &error : kErrors)
+    if (error.result == result)
+      return &error;
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned) { return mode() == "init-fails" ? kNoDevice : 0; }
+CUresult cuDriverGetVersion(int *version) {
+  *version = 13000;
+  return kSuccess;
+}
+CUresult cuDeviceGetCount(int *count) {
+  *count = mode() == "no-device" ? 0 : 1;
+  return kSuccess;
+}
+CUresult cuDeviceGet(int *device, int ordinal) {
+  *device = ordinal;
+  return kSuccess;
+}
+CUresult cuDeviceGetName(char *name, int length, int) {
+  std::strncpy(name, mode() == "sm80" ? "Fake A100" : "Fake H200",
+               size_t(length));
+  return kSuccess;
+}
+CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
+  bool ampere = mode() == "sm80";
+  if (attribute == 75)
+    *value = ampere ? 8 : 9;
+  else if (attribute == 76)
+    *value = 0;
+  else
+    return kInvalidValue;
+  return kSuccess;
+}
+CUresult cuDeviceTotalMem_v2(size_t *bytes, int) {
+  *bytes = size_t(141) << 30;
+  return kSuccess;
+}
+CUresult cuDevicePrimaryCtxRetain(void **context, int) {
+  *context = &dummy;
+  return kSuccess;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(int) { return kSuccess; }
+CUresult cuCtxSetCurrent(void *) { return kSuccess; }
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
+  *total = size_t(141) << 30;
+  *free = mode() == "small" ? size_t(1) << 20 : size_t(140) << 30;
+  return kSuccess;
+}
+CUresult cuStreamCreate(void **stream, unsigned) {
+  *stream = &dummy;
+  return kSuccess;
+}
+CUresult cuStreamDestroy_v2(void *) { return kSuccess; }
+CUresult cuStreamSynchronize(void *) { return kSuccess; }
+CUresult cuModuleLoadData(void **module, const void *) {
+  *module = &dummy;
+  return kSuccess;
+}
+CUresult cuModuleUnload(void *) { return kSuccess; }
+CUresult cuModuleGetFunction(void **function, void *, const char *) {
+  *function = &dummy;
+  return kSuccess;
+}
+CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, unsigned, void *, void **,
+                        void **) {
+  return kNotSupported;
+}
+CUresult cuMemAlloc_v2(uint64_t *pointer, size_t bytes) {
+  void *block = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  *pointer = reinterpret_cast<uintptr_t>(block);
+  return block ? kSuccess : kOutOfMemory;
+}
+CUresult cuMemAllocManaged(uint64_t *pointer, size_t bytes, unsigned) {
+  return cuMemAlloc_v2(pointer, bytes);
+}
+CUresult cuMemFree_v2(uint64_t pointer) {
+  std::free(reinterpret_cast<void *>(uintptr_t(pointer)));
+  return kSuccess;
+}
+CUresult cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void *) {
+  std::memcpy(reinterpret_cast<void *>(uintptr_t(dst)),
+              reinterpret_cast<const void *>(uintptr_t(src)), bytes);
+  return kSuccess;
+}
+CUresult cuMemsetD32Async(uint64_t, unsigned, size_t, void *) {
+  return kNotSupported;
+}
+CUresult cuMemsetD16Async(uint64_t, unsigned short, size_t, void *) {
+  return kNotSupported;
+}
+CUresult cuGetErrorName(CUresult result, const char **name) {
+  const ErrorText *error = errorText(result);
+  if (!error)
+    return kInvalidValue;
+  *name = error->name;
+  return kSuccess;
+}
+CUresult cuGetErrorString(CUresult result, const char **text) {
+  const ErrorText *error = errorText(result);
+  if (!error)
+    return kInvalidValue;
+  *text = error->text;
+  return kSuccess;
+}
+
+} // extern "C"
