@@ -26,15 +26,22 @@
 
 using namespace linnet;
 
+// The driver's handles, declared as cuda.h declares them (outside any
+// namespace: a call through a pointer of another type is undefined).
+struct CUctx_st;
+struct CUstream_st;
+struct CUmod_st;
+struct CUfunc_st;
+
 namespace {
 
 using CUresult = int;
 using CUdevice = int;
 using CUdeviceptr = unsigned long long;
-using CUcontext = struct CUctx_st *;
-using CUstream = struct CUstream_st *;
-using CUmodule = struct CUmod_st *;
-using CUfunction = struct CUfunc_st *;
+using CUcontext = CUctx_st *;
+using CUstream = CUstream_st *;
+using CUmodule = CUmod_st *;
+using CUfunction = CUfunc_st *;
 constexpr CUresult kSuccess = 0;
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
 constexpr unsigned kAttachGlobal = 1;
@@ -101,8 +108,8 @@ struct CudaDevice::Driver {
 
 /// A module the generated code registered: its cubin, loaded on first use.
 struct CudaDevice::Module {
-  const void *blob;
-  uint64_t bytes;
+  const void *blob = nullptr;
+  uint64_t bytes = 0;
   CUmodule loaded = nullptr;
   llvm::StringMap<CUfunction> functions;
 };
@@ -110,8 +117,9 @@ struct CudaDevice::Module {
 namespace {
 
 CudaDevice *current = nullptr;
-/// Each kernel's name, for the messages of its launch.
-llvm::DenseMap<CUfunction, std::string> kernelNames;
+/// Each kernel's name (a key of its module's `functions`), for the
+/// messages of its launch.
+llvm::DenseMap<CUfunction, const char *> kernelNames;
 
 template <typename F>
 bool resolve(void *library, const char *name, F *&function) {
@@ -119,17 +127,32 @@ bool resolve(void *library, const char *name, F *&function) {
   return function != nullptr;
 }
 
-/// Ends the entry call in progress with a driver error.
-[[noreturn]] void failCall(const llvm::Twine &what, CUresult result) {
+/// Ends the entry call in progress with a driver error: `what`, with
+/// `name` quoted and `after` appended when given, failed. Takes only C
+/// strings, since the unwinding skips its callers' destructors.
+[[noreturn]] void failCall(const char *what, const char *name, CUresult result,
+                           const char *after = "") {
+  failGeneratedCall(ErrorId::CudaCallFailed, [&] {
+    std::string subject = what;
+    if (name)
+      subject += std::string("`") + name + "`";
+    return subject + after + " failed: " + current->api().describe(result);
+  });
+}
+
+/// Ends the entry call in progress with the error `error` holds.
+[[noreturn]] void failCall(llvm::Error error) {
   failGeneratedCall(ErrorId::CudaCallFailed,
-                    what + " failed: " + current->api().describe(result));
+                    [&] { return llvm::toString(std::move(error)); });
 }
 
 CudaDevice &currentDevice(const char *call) {
   if (!current)
-    failGeneratedCall(ErrorId::CudaCallFailed,
-                      llvm::Twine("the generated code called ") + call +
-                          " with no GPU open");
+    failGeneratedCall(ErrorId::CudaCallFailed, [&] {
+      return (llvm::Twine("the generated code called ") + call +
+              " with no GPU open")
+          .str();
+    });
   return *current;
 }
 
@@ -367,7 +390,10 @@ void CudaDevice::makeCurrent(CudaDevice *device) {
 extern "C" {
 
 void *mgpuModuleLoad(void *blob, int64_t bytes) {
-  return new CudaDevice::Module{blob, uint64_t(bytes)};
+  auto *module = new CudaDevice::Module;
+  module->blob = blob;
+  module->bytes = uint64_t(bytes);
+  return module;
 }
 
 void mgpuModuleUnload(void *module) {
@@ -383,13 +409,13 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   auto &d = device.api();
   if (!m->loaded)
     if (CUresult r = d.cuModuleLoadData(&m->loaded, m->blob); r != kSuccess)
-      failCall(llvm::Twine("loading the cubin of kernel `") + name + "`", r);
+      failCall("loading the cubin of kernel ", name, r);
   auto [it, inserted] = m->functions.try_emplace(name, nullptr);
   if (inserted)
     if (CUresult r = d.cuModuleGetFunction(&it->second, m->loaded, name);
         r != kSuccess)
-      failCall(llvm::Twine("finding kernel `") + name + "` in its cubin", r);
-  kernelNames.try_emplace(it->second, name);
+      failCall("finding kernel ", name, r, " in its cubin");
+  kernelNames.try_emplace(it->second, it->first().data());
   return it->second;
 }
 
@@ -411,19 +437,22 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
           unsigned(gridZ), unsigned(blockX), unsigned(blockY), unsigned(blockZ),
           unsigned(sharedBytes), static_cast<CUstream>(stream), params, extra);
       r != kSuccess)
-    failCall("launching kernel `" +
-                 kernelNames.lookup(static_cast<CUfunction>(function)) + "` (" +
-                 llvm::Twine(gridX) + " blocks of " + llvm::Twine(blockX) +
-                 " threads)",
-             r);
+    failGeneratedCall(ErrorId::CudaCallFailed, [&] {
+      const char *name = kernelNames.lookup(static_cast<CUfunction>(function));
+      return (llvm::Twine("launching kernel `") + (name ? name : "?") + "` (" +
+              llvm::Twine(gridX) + " blocks of " + llvm::Twine(blockX) +
+              " threads) failed: " + d.describe(r))
+          .str();
+    });
 }
 
 void *mgpuMemAlloc(uint64_t bytes, void *, bool) {
   void *block = currentDevice("mgpuMemAlloc").allocateManaged(bytes);
   if (!block)
-    failGeneratedCall(ErrorId::OutOfMemory,
-                      "out of memory: the GPU has no " + formatBytes(bytes) +
-                          " left for an intermediate result");
+    failGeneratedCall(ErrorId::OutOfMemory, [&] {
+      return "out of memory: the GPU has no " + formatBytes(bytes) +
+             " left for an intermediate result";
+    });
   return block;
 }
 
@@ -433,10 +462,8 @@ void mgpuMemFree(void *pointer, void *) {
 
 void mgpuMemcpy(void *dst, void *src, size_t bytes, void *) {
   CudaDevice &device = currentDevice("mgpuMemcpy");
-  if (llvm::Error error = device.copy(dst, src, bytes)) {
-    std::string message = llvm::toString(std::move(error));
-    failGeneratedCall(ErrorId::CudaCallFailed, message);
-  }
+  if (llvm::Error error = device.copy(dst, src, bytes))
+    failCall(std::move(error));
 }
 
 void mgpuMemset32(void *dst, uint32_t value, size_t count, void *stream) {
@@ -444,7 +471,7 @@ void mgpuMemset32(void *dst, uint32_t value, size_t count, void *stream) {
   if (CUresult r = d.cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
                                       count, static_cast<CUstream>(stream));
       r != kSuccess)
-    failCall("filling a buffer on the GPU", r);
+    failCall("filling a buffer on the GPU", nullptr, r);
 }
 
 void mgpuMemset16(void *dst, uint16_t value, size_t count, void *stream) {
@@ -452,15 +479,13 @@ void mgpuMemset16(void *dst, uint16_t value, size_t count, void *stream) {
   if (CUresult r = d.cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
                                       count, static_cast<CUstream>(stream));
       r != kSuccess)
-    failCall("filling a buffer on the GPU", r);
+    failCall("filling a buffer on the GPU", nullptr, r);
 }
 
 void linnet_device_synchronize() {
   CudaDevice &device = currentDevice("linnet_device_synchronize");
-  if (llvm::Error error = device.synchronize()) {
-    std::string message = llvm::toString(std::move(error));
-    failGeneratedCall(ErrorId::CudaCallFailed, message);
-  }
+  if (llvm::Error error = device.synchronize())
+    failCall(std::move(error));
 }
 
 } // extern "C"

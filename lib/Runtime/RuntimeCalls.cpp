@@ -131,13 +131,15 @@ extern "C" void _mlir_memref_to_llvm_free(void *pointer) {
   std::free(pointer);
 }
 
-void linnet::failGeneratedCall(ErrorId id, const llvm::Twine &message) {
+void linnet::failGeneratedCall(ErrorId id,
+                               llvm::function_ref<std::string()> describe) {
   if (currentCall && !inParallelRegion()) {
-    currentCall->failure.emplace(id, message.str());
+    currentCall->failure.emplace(id, describe());
     std::longjmp(currentCall->unwind, 1);
   }
-  std::string text =
-      messageTool + ": error: " + llvm::toString(makeError(id, message)) + "\n";
+  std::string text = messageTool +
+                     ": error: " + llvm::toString(makeError(id, describe())) +
+                     "\n";
   std::fwrite(text.data(), 1, text.size(), stderr);
   std::_Exit(1);
 }

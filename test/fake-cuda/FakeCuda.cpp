@@ -19,9 +19,16 @@
 #include <cstring>
 #include <string>
 
+// The driver's types, as cuda.h declares them.
+struct CUctx_st;
+struct CUstream_st;
+struct CUmod_st;
+struct CUfunc_st;
+
 namespace {
 
 using CUresult = int;
+using CUdeviceptr = unsigned long long;
 constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
                    kNoDevice = 100, kNotSupported = 801;
 
@@ -86,58 +93,59 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, int) {
   *bytes = size_t(141) << 30;
   return kSuccess;
 }
-CUresult cuDevicePrimaryCtxRetain(void **context, int) {
-  *context = &dummy;
+CUresult cuDevicePrimaryCtxRetain(CUctx_st **context, int) {
+  *context = reinterpret_cast<CUctx_st *>(&dummy);
   return kSuccess;
 }
 CUresult cuDevicePrimaryCtxRelease_v2(int) { return kSuccess; }
-CUresult cuCtxSetCurrent(void *) { return kSuccess; }
+CUresult cuCtxSetCurrent(CUctx_st *) { return kSuccess; }
 CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
   *total = size_t(141) << 30;
   *free = mode() == "small" ? size_t(1) << 20 : size_t(140) << 30;
   return kSuccess;
 }
-CUresult cuStreamCreate(void **stream, unsigned) {
-  *stream = &dummy;
+CUresult cuStreamCreate(CUstream_st **stream, unsigned) {
+  *stream = reinterpret_cast<CUstream_st *>(&dummy);
   return kSuccess;
 }
-CUresult cuStreamDestroy_v2(void *) { return kSuccess; }
-CUresult cuStreamSynchronize(void *) { return kSuccess; }
-CUresult cuModuleLoadData(void **module, const void *) {
-  *module = &dummy;
+CUresult cuStreamDestroy_v2(CUstream_st *) { return kSuccess; }
+CUresult cuStreamSynchronize(CUstream_st *) { return kSuccess; }
+CUresult cuModuleLoadData(CUmod_st **module, const void *) {
+  *module = reinterpret_cast<CUmod_st *>(&dummy);
   return kSuccess;
 }
-CUresult cuModuleUnload(void *) { return kSuccess; }
-CUresult cuModuleGetFunction(void **function, void *, const char *) {
-  *function = &dummy;
+CUresult cuModuleUnload(CUmod_st *) { return kSuccess; }
+CUresult cuModuleGetFunction(CUfunc_st **function, CUmod_st *, const char *) {
+  *function = reinterpret_cast<CUfunc_st *>(&dummy);
   return kSuccess;
 }
-CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
-                        unsigned, unsigned, unsigned, void *, void **,
+CUresult cuLaunchKernel(CUfunc_st *, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, unsigned, CUstream_st *, void **,
                         void **) {
   return kNotSupported;
 }
-CUresult cuMemAlloc_v2(uint64_t *pointer, size_t bytes) {
+CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
   void *block = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
   *pointer = reinterpret_cast<uintptr_t>(block);
   return block ? kSuccess : kOutOfMemory;
 }
-CUresult cuMemAllocManaged(uint64_t *pointer, size_t bytes, unsigned) {
+CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned) {
   return cuMemAlloc_v2(pointer, bytes);
 }
-CUresult cuMemFree_v2(uint64_t pointer) {
+CUresult cuMemFree_v2(CUdeviceptr pointer) {
   std::free(reinterpret_cast<void *>(uintptr_t(pointer)));
   return kSuccess;
 }
-CUresult cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void *) {
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                       CUstream_st *) {
   std::memcpy(reinterpret_cast<void *>(uintptr_t(dst)),
               reinterpret_cast<const void *>(uintptr_t(src)), bytes);
   return kSuccess;
 }
-CUresult cuMemsetD32Async(uint64_t, unsigned, size_t, void *) {
+CUresult cuMemsetD32Async(CUdeviceptr, unsigned, size_t, CUstream_st *) {
   return kNotSupported;
 }
-CUresult cuMemsetD16Async(uint64_t, unsigned short, size_t, void *) {
+CUresult cuMemsetD16Async(CUdeviceptr, unsigned short, size_t, CUstream_st *) {
   return kNotSupported;
 }
 CUresult cuGetErrorName(CUresult result, const char **name) {

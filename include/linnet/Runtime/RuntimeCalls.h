@@ -20,6 +20,7 @@
 
 #include "linnet/Basic/Errors.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -41,11 +42,14 @@ using PackedEntry = void (*)(void **packed);
 /// range makes the call's error, once it has returned.
 llvm::Error callGeneratedCode(PackedEntry entry, void **packed);
 
-/// Ends the entry call in progress on this thread with error `id`,
-/// `message` (unwinding to callGeneratedCode); outside a call, or inside a
-/// parallel region, prints it and exits with status 1. For the runtime
-/// functions generated code calls (a device's launches, copies, buffers).
-[[noreturn]] void failGeneratedCall(ErrorId id, const llvm::Twine &message);
+/// Ends the entry call in progress on this thread with error `id` and the
+/// message `describe` builds (unwinding to callGeneratedCode); outside a
+/// call, or inside a parallel region, prints it and exits with status 1. For
+/// the runtime functions generated code calls (a device's launches, copies,
+/// buffers). The unwinding skips destructors: callers build every string
+/// inside `describe` and hold none of their own.
+[[noreturn]] void failGeneratedCall(ErrorId id,
+                                    llvm::function_ref<std::string()> describe);
 
 /// Where the generated code's buffers come from: the heap (both null, the
 /// default), or a device's memory (a GPU's managed memory, which the host
