@@ -17,6 +17,7 @@
 #include "linnet/Runtime/ModelManifest.h"
 #include "linnet/Target/CPU/CpuExecutable.h"
 #include "linnet/Target/CUDA/CudaPipeline.h"
+#include "linnet/Target/CUDA/KernelReport.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
@@ -63,6 +64,12 @@ cl::opt<std::string>
 cl::opt<std::string> buildOutput("o", cl::desc("The executable to write"),
                                  cl::value_desc("file"), cl::sub(buildCommand),
                                  cl::Required);
+cl::opt<bool> buildReport(
+    "report",
+    cl::desc("With --target cuda: print each kernel's registers, stack, "
+             "shared memory, launch shape and operand bytes, and each "
+             "entry's launches"),
+    cl::sub(buildCommand));
 cl::opt<bool> buildVerbose("v",
                            cl::desc("Print the link command and the time of "
                                     "each stage"),
@@ -123,6 +130,10 @@ int linnet::driver::runBuild(const char *argv0) {
                        "--target: `" + buildTarget +
                            "` is not a target `build` knows (cpu, cuda)");
   }
+  if (buildReport && !cuda)
+    return reportError(
+        ErrorId::OptionInvalid,
+        "--report describes GPU kernels: it needs --target cuda");
   if (llvm::Error error = checkObjectCpu(buildCpu))
     return reportError(withContext("--cpu: ", std::move(error)));
   // The tools come first, so that a missing one costs no compile time.
@@ -174,9 +185,28 @@ int linnet::driver::runBuild(const char *argv0) {
     return true;
   };
   CpuPipelineOptions cpuOptions = cpuPipelineOptionsFor(buildCpu);
+  std::vector<EntryLaunches> launches;
+  auto atKernels = [&](mlir::ModuleOp module) {
+    launches = collectEntryLaunches(module);
+  };
   if (!compileModel(session, buildBindings, entries, LoweringStage::LLVM,
-                    cpuOptions, compiled, describe, cuda ? &*cuda : nullptr))
+                    cpuOptions, compiled, describe, cuda ? &*cuda : nullptr,
+                    buildReport
+                        ? llvm::function_ref<void(mlir::ModuleOp)>(atKernels)
+                        : nullptr))
     return 1;
+  if (buildReport) {
+    llvm::Expected<llvm::StringMap<KernelResources>> kernels =
+        readModuleResources(*compiled.module);
+    if (!kernels)
+      return reportError(withContext("cannot read the kernels' cubins: ",
+                                     kernels.takeError()));
+    // The memory bandwidth the issue sizes decode by (an H200 reaches about
+    // 4.3 of its 4.8 TB/s).
+    constexpr double kBandwidth = 4.3e12;
+    printKernelReport(llvm::outs(), launches, *kernels, kBandwidth);
+    llvm::outs().flush();
+  }
 
   llvm::SmallString<256> table(workDir);
   llvm::sys::path::append(table, "entries.cpp");

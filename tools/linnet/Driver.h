@@ -90,12 +90,15 @@ struct CompiledModel {
 /// may still change `entries`, which is read after it).
 /// With `cuda`, the CUDA target's pipeline (`cpuOptions` unused): on its
 /// emulated device, whose stage LLVM is host code like the CPU's.
+/// `atKernels`, when given with `cuda` and a stage past Kernels, sees the
+/// module at stage Kernels (launches and kernels before they are compiled).
 bool compileModel(
     DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
     const std::vector<std::string> &entries, LoweringStage stage,
     const CpuPipelineOptions &cpuOptions, CompiledModel &compiled,
     llvm::function_ref<bool(const BoundModel &)> beforeGeneration = nullptr,
-    const CudaPipelineOptions *cuda = nullptr);
+    const CudaPipelineOptions *cuda = nullptr,
+    llvm::function_ref<void(mlir::ModuleOp)> atKernels = nullptr);
 
 /// `linnet: error: message [Id]` for problems that have no source location
 /// (options, files on disk, checkpoints); returns 1, the exit status.

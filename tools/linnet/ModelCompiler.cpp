@@ -24,7 +24,8 @@ bool linnet::driver::compileModel(
     const std::vector<std::string> &entries, LoweringStage stage,
     const CpuPipelineOptions &cpuOptions, CompiledModel &compiled,
     llvm::function_ref<bool(const BoundModel &)> beforeGeneration,
-    const CudaPipelineOptions *cuda) {
+    const CudaPipelineOptions *cuda,
+    llvm::function_ref<void(mlir::ModuleOp)> atKernels) {
   DiagnosticEngine &diags = session.diags;
   compiled.checked = checkBodies(session.program, diags);
   if (diags.hadError())
@@ -58,23 +59,35 @@ bool linnet::driver::compileModel(
   pm.addPass(createLinnetLowerToLinalg(lowering));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  bool toKernels =
+      stage == LoweringStage::Loops || stage == LoweringStage::Kernels;
+  // Stopping at Kernels to show the module to `atKernels`, then on.
+  bool pauseAtKernels = cuda && atKernels && !toKernels &&
+                        stage != LoweringStage::Linalg && !cuda->emulated;
   if (stage != LoweringStage::Linalg && cuda)
     buildCudaPipeline(pm, *cuda,
-                      stage == LoweringStage::Loops ||
-                              stage == LoweringStage::Kernels
-                          ? CudaStage::Kernels
-                          : CudaStage::Binary);
+                      toKernels || pauseAtKernels ? CudaStage::Kernels
+                                                  : CudaStage::Binary);
   else if (stage != LoweringStage::Linalg)
     buildCpuPipeline(pm, cpuOptions,
                      stage == LoweringStage::Loops ? CpuStage::Loops
                                                    : CpuStage::LLVM);
   // MLIR's own diagnostics (a pass failing) go to standard error with
   // their locations, which are Linnet source locations.
-  if (mlir::failed(pm.run(*compiled.module))) {
+  auto failed = [] {
     reportError(ErrorId::LoweringFailed,
                 "lowering failed (a compiler bug); the messages above say "
                 "where");
     return false;
+  };
+  if (mlir::failed(pm.run(*compiled.module)))
+    return failed();
+  if (pauseAtKernels) {
+    atKernels(*compiled.module);
+    mlir::PassManager rest(&compiled.context);
+    buildCudaBinaryStage(rest, *cuda);
+    if (mlir::failed(rest.run(*compiled.module)))
+      return failed();
   }
   compiled.times.lap("MLIR lowering (linalg to LLVM dialect)");
   return true;

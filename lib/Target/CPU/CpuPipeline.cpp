@@ -135,7 +135,7 @@ void addLLVMStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createLinnetCpuMoveBf16AsI16());
   addCleanup(pm);
-  pm.addPass(createLinnetCpuDropForeignArgumentAttributes());
+  buildHostTranslationPreparation(pm);
 }
 
 /// Textual options of `linnet-cpu-pipeline`.
@@ -173,6 +173,10 @@ struct CpuPipelineCliOptions
 };
 
 } // namespace
+
+void buildHostTranslationPreparation(OpPassManager &pm) {
+  pm.addPass(createLinnetCpuDropForeignArgumentAttributes());
+}
 
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options,
                       CpuStage stopAfter) {

@@ -122,6 +122,7 @@ void addBinaryStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   pm.addPass(createConvertMathToLLVMPass());
   addCleanup(pm);
   pm.addPass(createReconcileUnrealizedCastsPass());
+  buildHostTranslationPreparation(pm);
 }
 
 /// Textual options of `linnet-cuda-pipeline`.
@@ -177,6 +178,11 @@ void buildCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &options,
   addKernelsStage(pm, options);
   if (stopAfter == CudaStage::Kernels)
     return;
+  addBinaryStage(pm, options);
+}
+
+void buildCudaBinaryStage(OpPassManager &pm,
+                          const CudaPipelineOptions &options) {
   addBinaryStage(pm, options);
 }
 

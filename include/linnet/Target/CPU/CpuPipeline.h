@@ -86,6 +86,12 @@ void buildCpuPipeline(mlir::OpPassManager &pm,
 void buildCpuPipelineOnBuffers(mlir::OpPassManager &pm,
                                const CpuPipelineOptions &options);
 
+/// Adds what a module in the LLVM dialect needs before MLIR translates it
+/// to LLVM IR for the host (the CUDA target's host side, too): entry
+/// arguments stripped of linnet's own attributes, which the translation
+/// warns about by printing each whole function (minutes at full size).
+void buildHostTranslationPreparation(mlir::OpPassManager &pm);
+
 /// Registers the `linnet-cpu-pipeline` pass pipeline
 /// (`linnet-cpu-pipeline{stop-after=linalg|loops|llvm threads=N
 /// vectorize=true|false runtime-allocation=true|false}`, the last off by

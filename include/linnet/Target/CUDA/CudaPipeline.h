@@ -69,6 +69,11 @@ struct CudaPipelineOptions {
 void buildCudaPipeline(mlir::OpPassManager &pm,
                        const CudaPipelineOptions &options, CudaStage stopAfter);
 
+/// The rest of the pipeline for a module at stage Kernels: to stage Binary
+/// (where a caller looks at the kernels and launches in between).
+void buildCudaBinaryStage(mlir::OpPassManager &pm,
+                          const CudaPipelineOptions &options);
+
 /// Registers the `linnet-cuda-pipeline` pass pipeline
 /// (`linnet-cuda-pipeline{stop-after=linalg|kernels|binary
 /// threads-per-block=N chip=sm_90a features=+ptx80 format=bin|isa

@@ -1,0 +1,442 @@
+//===- KernelReport.cpp - What each GPU kernel uses and moves -------------===//
+
+#include "linnet/Target/CUDA/KernelReport.h"
+
+#include "linnet/Basic/Errors.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Object/ELF.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/Format.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+
+namespace linnet {
+namespace {
+
+// The fatbinary container (fatbinary's own format, as the CUDA runtime
+// reads it): a 16-byte header, then entries, each a header and an image.
+constexpr uint32_t kFatbinMagic = 0xBA55ED50;
+constexpr uint16_t kEntryKindElf = 2;
+constexpr uint16_t kEntryCompressed = 0x2000;
+
+// `.nv.info` attributes (EIATTR_*): one byte of format, one of kind; format
+// 4 (EIFMT_SVAL) carries a 16-bit size and that many bytes, 3 (EIFMT_HVAL)
+// and 2 (EIFMT_BVAL) a 16-bit value, 1 (EIFMT_NVAL) nothing.
+constexpr uint8_t kFormatSizedValue = 4;
+constexpr uint8_t kFrameSize = 0x11, kRegisterCount = 0x2f, kMaxThreads = 0x05;
+
+uint32_t read32(const uint8_t *p) { return llvm::support::endian::read32le(p); }
+
+/// Calls `visit(kind, payload)` for each attribute of a `.nv.info` section.
+template <typename Visit>
+llvm::Error forEachAttribute(llvm::ArrayRef<uint8_t> section,
+                             llvm::StringRef sectionName, Visit visit) {
+  size_t at = 0;
+  while (at + 2 <= section.size()) {
+    uint8_t format = section[at], kind = section[at + 1];
+    if (format != kFormatSizedValue) {
+      at += format == 1 ? 2 : 4;
+      continue;
+    }
+    if (at + 4 > section.size())
+      break;
+    uint16_t size = llvm::support::endian::read16le(&section[at + 2]);
+    if (at + 4 + size > section.size())
+      return makeError(ErrorId::TargetFailed,
+                       "a cubin's " + sectionName.str() +
+                           " has an attribute past its end");
+    visit(kind, section.slice(at + 4, size));
+    at += 4 + size;
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error readCubinResources(llvm::StringRef cubin,
+                               llvm::StringMap<KernelResources> &kernels) {
+  using ELF = llvm::object::ELF64LE;
+  auto file = llvm::object::ELFFile<ELF>::create(cubin);
+  if (!file)
+    return file.takeError();
+  auto sections = file->sections();
+  if (!sections)
+    return sections.takeError();
+  const ELF::Shdr *symtab = nullptr;
+  for (const ELF::Shdr &section : *sections)
+    if (section.sh_type == llvm::ELF::SHT_SYMTAB)
+      symtab = &section;
+  if (!symtab)
+    return makeError(ErrorId::TargetFailed, "a cubin without a symbol table");
+  auto symbols = file->symbols(symtab);
+  auto names = file->getStringTableForSymtab(*symtab);
+  if (!symbols || !names)
+    return makeError(ErrorId::TargetFailed, "a cubin's symbol table is bad");
+
+  // Kernels are the global functions; remember their symbol indices.
+  llvm::DenseMap<uint32_t, KernelResources *> bySymbol;
+  std::vector<std::pair<std::string, KernelResources>> found;
+  bool callsMalloc = false;
+  for (auto [index, symbol] : llvm::enumerate(*symbols)) {
+    llvm::Expected<llvm::StringRef> name = symbol.getName(*names);
+    if (!name)
+      return name.takeError();
+    if (symbol.isUndefined() && (*name == "malloc" || *name == "free"))
+      callsMalloc = true;
+    if (symbol.getType() == llvm::ELF::STT_FUNC &&
+        symbol.getBinding() == llvm::ELF::STB_GLOBAL && !symbol.isUndefined())
+      found.emplace_back(name->str(), KernelResources());
+  }
+  for (auto &[name, resources] : found)
+    resources.callsMalloc = callsMalloc;
+  for (auto [index, symbol] : llvm::enumerate(*symbols)) {
+    llvm::Expected<llvm::StringRef> name = symbol.getName(*names);
+    for (auto &[kernel, resources] : found)
+      if (name && *name == kernel)
+        bySymbol[index] = &resources;
+  }
+
+  bool reservesShared = false;
+  for (const ELF::Shdr &section : *sections) {
+    auto name = file->getSectionName(section);
+    if (!name)
+      return name.takeError();
+    // Only the attribute sections are read: the shared ones are NOBITS.
+    llvm::Expected<llvm::ArrayRef<uint8_t>> contents =
+        name->starts_with(".nv.info") ? file->getSectionContents(section)
+                                      : llvm::ArrayRef<uint8_t>();
+    if (!contents)
+      return contents.takeError();
+    if (*name == ".nv.info") {
+      // Module-wide: (symbol, value) pairs.
+      if (llvm::Error error = forEachAttribute(
+              *contents, *name, [&](uint8_t kind, llvm::ArrayRef<uint8_t> v) {
+                if (v.size() != 8)
+                  return;
+                KernelResources *kernel = bySymbol.lookup(read32(&v[0]));
+                if (!kernel)
+                  return;
+                if (kind == kRegisterCount)
+                  kernel->registers = read32(&v[4]);
+                else if (kind == kFrameSize)
+                  kernel->stackBytes = read32(&v[4]);
+              }))
+        return error;
+    } else if (name->starts_with(".nv.info.")) {
+      KernelResources *kernel = bySymbol.lookup(section.sh_info);
+      if (!kernel)
+        continue;
+      if (llvm::Error error = forEachAttribute(
+              *contents, *name, [&](uint8_t kind, llvm::ArrayRef<uint8_t> v) {
+                if (kind == kMaxThreads && v.size() == 12)
+                  kernel->maxThreads =
+                      read32(&v[0]) * read32(&v[4]) * read32(&v[8]);
+              }))
+        return error;
+    } else if (*name == ".nv.shared.reserved.0") {
+      reservesShared = true;
+    } else if (name->starts_with(".nv.shared.")) {
+      llvm::StringRef kernel = name->drop_front(strlen(".nv.shared."));
+      for (auto &[each, resources] : found)
+        if (each == kernel)
+          resources.sharedBytes = section.sh_size;
+    }
+  }
+  // From sm_80 on, a kernel's shared section begins with the 1 KiB the
+  // system reserves (`.nv.shared.reserved.0`); ptxas -v counts without it.
+  constexpr uint64_t kReservedShared = 1024;
+  if (reservesShared)
+    for (auto &[name, resources] : found)
+      if (resources.sharedBytes >= kReservedShared)
+        resources.sharedBytes -= kReservedShared;
+  for (auto &[name, resources] : found)
+    kernels[name] = resources;
+  return llvm::Error::success();
+}
+
+llvm::Expected<llvm::StringMap<KernelResources>>
+readFatbinaryResources(llvm::StringRef fatbinary) {
+  llvm::StringMap<KernelResources> kernels;
+  const auto *bytes = reinterpret_cast<const uint8_t *>(fatbinary.data());
+  size_t at = 0;
+  auto bad = [](llvm::StringRef why) {
+    return makeError(ErrorId::TargetFailed, "a bad fatbinary: " + why.str());
+  };
+  while (at + 16 <= fatbinary.size()) {
+    if (read32(bytes + at) != kFatbinMagic)
+      return bad("no fatbinary header where one should start");
+    uint16_t headerBytes = llvm::support::endian::read16le(bytes + at + 6);
+    uint64_t size = llvm::support::endian::read64le(bytes + at + 8);
+    size_t entry = at + headerBytes, end = entry + size;
+    if (end > fatbinary.size())
+      return bad("a container runs past its end");
+    while (entry + 16 <= end) {
+      uint16_t kind = llvm::support::endian::read16le(bytes + entry);
+      uint32_t entryHeader = read32(bytes + entry + 4);
+      uint64_t imageBytes = llvm::support::endian::read64le(bytes + entry + 8);
+      uint32_t flags = entry + 28 <= end ? read32(bytes + entry + 24) : 0;
+      if (entry + entryHeader + imageBytes > end)
+        return bad("an image runs past its container");
+      if (kind == kEntryKindElf) {
+        if (flags & kEntryCompressed)
+          return bad("a compressed cubin (build without compression)");
+        if (llvm::Error error = readCubinResources(
+                fatbinary.substr(entry + entryHeader, imageBytes), kernels))
+          return std::move(error);
+      }
+      entry += entryHeader + imageBytes;
+    }
+    // Containers are 8-byte aligned one after another.
+    at = (end + 7) & ~size_t(7);
+  }
+  return kernels;
+}
+
+llvm::Expected<llvm::StringMap<KernelResources>>
+readModuleResources(ModuleOp module) {
+  llvm::StringMap<KernelResources> kernels;
+  llvm::Error failed = llvm::Error::success();
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute each : binary.getObjects()) {
+      auto object = llvm::cast<gpu::ObjectAttr>(each);
+      llvm::StringRef blob = object.getObject().getValue();
+      llvm::Expected<llvm::StringMap<KernelResources>> found =
+          object.getFormat() == gpu::CompilationTarget::Fatbin
+              ? readFatbinaryResources(blob)
+              : llvm::Expected<llvm::StringMap<KernelResources>>(
+                    llvm::StringMap<KernelResources>());
+      if (object.getFormat() == gpu::CompilationTarget::Binary) {
+        if (llvm::Error error = readCubinResources(blob, *found)) {
+          failed = std::move(error);
+          return WalkResult::interrupt();
+        }
+      }
+      if (!found) {
+        failed = found.takeError();
+        return WalkResult::interrupt();
+      }
+      for (auto &[name, resources] : *found)
+        kernels[name] = resources;
+    }
+    return WalkResult::advance();
+  });
+  if (failed)
+    return std::move(failed);
+  return kernels;
+}
+
+namespace {
+
+/// Whether a kernel reads and writes each of its operands, following views.
+struct OperandUse {
+  bool read = false, written = false;
+};
+
+void useOf(Value buffer, OperandUse &use) {
+  for (Operation *user : buffer.getUsers()) {
+    if (auto view = llvm::dyn_cast<ViewLikeOpInterface>(user)) {
+      if (view.getViewSource() == buffer)
+        for (Value result : user->getResults())
+          useOf(result, use);
+      continue;
+    }
+    auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(user);
+    if (!effects) {
+      use.read = use.written = true; // Unknown: count it both ways.
+      continue;
+    }
+    llvm::SmallVector<MemoryEffects::EffectInstance> onBuffer;
+    effects.getEffectsOnValue(buffer, onBuffer);
+    for (const MemoryEffects::EffectInstance &effect : onBuffer) {
+      use.read |= llvm::isa<MemoryEffects::Read>(effect.getEffect());
+      use.written |= llvm::isa<MemoryEffects::Write>(effect.getEffect());
+    }
+  }
+}
+
+uint64_t bytesOf(MemRefType type) {
+  unsigned bits =
+      type.getElementType().isIndex() ? 64 : type.getElementTypeBitWidth();
+  return uint64_t(type.getNumElements()) * ((bits + 7) / 8);
+}
+
+KernelLaunch launchOf(gpu::LaunchFuncOp launch) {
+  KernelLaunch result;
+  result.kernel = launch.getKernelName().str();
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues(),
+                  block = launch.getBlockSizeOperandValues();
+  Value gridValues[] = {grid.x, grid.y, grid.z},
+        blockValues[] = {block.x, block.y, block.z};
+  for (int i = 0; i < 3; ++i) {
+    result.grid[i] = getConstantIntValue(gridValues[i]).value_or(0);
+    result.block[i] = getConstantIntValue(blockValues[i]).value_or(0);
+  }
+  auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+      launch, launch.getKernel());
+  for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands())) {
+    auto type = llvm::dyn_cast<MemRefType>(operand.getType());
+    if (!type)
+      continue;
+    if (!type.hasStaticShape()) {
+      ++result.dynamicOperands;
+      continue;
+    }
+    OperandUse use{true, true};
+    if (kernel && index < kernel.getNumArguments()) {
+      use = OperandUse();
+      useOf(kernel.getArgument(index), use);
+    }
+    if (use.read)
+      result.bytesRead += bytesOf(type);
+    if (use.written)
+      result.bytesWritten += bytesOf(type);
+  }
+  return result;
+}
+
+struct LaunchCollector {
+  explicit LaunchCollector(ModuleOp module) : module(module) {}
+  ModuleOp module;
+  llvm::DenseMap<Operation *, std::vector<KernelLaunch>> done;
+
+  const std::vector<KernelLaunch> &of(func::FuncOp function) {
+    auto it = done.find(function);
+    if (it != done.end())
+      return it->second;
+    std::vector<KernelLaunch> launches;
+    function.walk([&](Operation *op) {
+      if (auto launch = llvm::dyn_cast<gpu::LaunchFuncOp>(op)) {
+        launches.push_back(launchOf(launch));
+      } else if (auto call = llvm::dyn_cast<func::CallOp>(op)) {
+        auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+        if (callee && !callee.isExternal()) {
+          const std::vector<KernelLaunch> &inner = of(callee);
+          launches.insert(launches.end(), inner.begin(), inner.end());
+        }
+      }
+    });
+    return done[function] = std::move(launches);
+  }
+};
+
+std::string formatCount(uint64_t bytes) {
+  constexpr double mib = 1024.0 * 1024.0;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (bytes >= 100 * mib)
+    os << llvm::format("%.0f MiB", bytes / mib);
+  else if (bytes >= 1024 * 1024)
+    os << llvm::format("%.1f MiB", bytes / mib);
+  else if (bytes >= 1024)
+    os << llvm::format("%.1f KiB", bytes / 1024.0);
+  else
+    os << bytes << " B";
+  return text;
+}
+
+std::string formatShape(const int64_t (&dims)[3]) {
+  std::string text;
+  for (int i = 0; i < 3; ++i) {
+    if (i)
+      text += "x";
+    text += dims[i] ? std::to_string(dims[i]) : "?";
+  }
+  return text;
+}
+
+} // namespace
+
+std::vector<EntryLaunches> collectEntryLaunches(ModuleOp module) {
+  LaunchCollector collector(module);
+  std::vector<EntryLaunches> entries;
+  for (auto function : module.getOps<func::FuncOp>())
+    if (!function.isExternal() && function->hasAttr("llvm.emit_c_interface"))
+      entries.push_back({function.getSymName().str(), collector.of(function)});
+  return entries;
+}
+
+bool printKernelReport(llvm::raw_ostream &os,
+                       const std::vector<EntryLaunches> &entries,
+                       const llvm::StringMap<KernelResources> &kernels,
+                       double bytesPerSecond) {
+  // Each kernel once, in the order the entries first launch it.
+  std::vector<const KernelLaunch *> rows;
+  llvm::StringMap<unsigned> seen;
+  for (const EntryLaunches &entry : entries)
+    for (const KernelLaunch &launch : entry.launches)
+      if (seen.try_emplace(launch.kernel, rows.size()).second)
+        rows.push_back(&launch);
+  size_t width = 6;
+  for (const KernelLaunch *row : rows)
+    width = std::max(width, row->kernel.size());
+
+  os << llvm::left_justify("kernel", width)
+     << "  regs  stack  shared  block      grid         reads     writes\n";
+  unsigned overLimits = 0, missing = 0;
+  for (const KernelLaunch *row : rows) {
+    auto it = kernels.find(row->kernel);
+    os << llvm::left_justify(row->kernel, width);
+    if (it == kernels.end()) {
+      os << "  (not in the cubins)\n";
+      ++missing;
+      continue;
+    }
+    const KernelResources &r = it->second;
+    bool over = r.stackBytes || r.callsMalloc;
+    overLimits += over;
+    os << llvm::format("  %4u  %5llu  %6llu  ", r.registers,
+                       (unsigned long long)r.stackBytes,
+                       (unsigned long long)r.sharedBytes)
+       << llvm::left_justify(formatShape(row->block), 9) << "  "
+       << llvm::left_justify(formatShape(row->grid), 11) << "  "
+       << llvm::right_justify(formatCount(row->bytesRead), 9) << "  "
+       << llvm::right_justify(formatCount(row->bytesWritten), 9);
+    if (row->dynamicOperands)
+      os << "  +" << row->dynamicOperands << " of a run-time size";
+    if (r.callsMalloc)
+      os << "  CALLS MALLOC";
+    if (r.stackBytes)
+      os << "  LOCAL MEMORY";
+    os << "\n";
+  }
+
+  os << "\n";
+  for (const EntryLaunches &entry : entries) {
+    uint64_t bytes = 0;
+    unsigned dynamic = 0;
+    for (const KernelLaunch &launch : entry.launches) {
+      bytes += launch.bytesRead + launch.bytesWritten;
+      dynamic += launch.dynamicOperands;
+    }
+    os << "entry `" << entry.entry << "`: " << entry.launches.size()
+       << " launches; the buffers they read and write: " << formatCount(bytes)
+       << llvm::format(" of a fixed size (at most %.1f us at %.1f TB/s)",
+                       bytes / bytesPerSecond * 1e6, bytesPerSecond / 1e12);
+    if (dynamic)
+      os << ", and " << dynamic << " of a run-time size";
+    os << "\n";
+  }
+  if (missing)
+    os << missing << " launched kernels are missing from the cubins\n";
+  else if (overLimits)
+    os << overLimits << " of " << rows.size()
+       << " kernels use local memory or malloc\n";
+  else
+    os << rows.size()
+       << " kernels: none uses local memory (no spills) or calls malloc\n";
+  return !missing && !overLimits;
+}
+
+} // namespace linnet
