@@ -15,6 +15,8 @@
 #include "linnet/Basic/OutputFile.h"
 
 #include "linnet/Runtime/ModelManifest.h"
+#include "linnet/Runtime/RuntimeCalls.h"
+#include "linnet/Runtime/Session.h"
 #include "linnet/Target/CPU/CpuExecutable.h"
 #include "linnet/Target/CUDA/CudaPipeline.h"
 #include "linnet/Target/CUDA/KernelReport.h"
@@ -115,6 +117,45 @@ std::string entryTable(const ModelManifest &manifest, llvm::StringRef gpuChip) {
   return text;
 }
 
+uint64_t bytesOf(const std::vector<ModelParameter> &list) {
+  uint64_t bytes = 0;
+  for (const ModelParameter &each : list)
+    bytes += each.elementCount() * elementTypeBytes(each.element);
+  return bytes;
+}
+
+/// What the model needs in device memory: the weights, and the states of
+/// every slot, each slot a fixed part and a part per token of context (the
+/// states' growth when the model is bound again with one more `MaxSeq`).
+void printMemoryBudget(llvm::raw_ostream &os, DriverSession &session,
+                       const CompiledModel &compiled) {
+  uint64_t weights = bytesOf(compiled.parameters);
+  uint64_t states = bytesOf(listStates(session.program, *compiled.bound));
+  os << "memory budget: weights " << formatBytes(weights) << ", states "
+     << formatBytes(states);
+  llvm::Expected<SessionSizes> sizes = SessionSizes::of(*compiled.bound);
+  if (!sizes) {
+    llvm::consumeError(sizes.takeError());
+    os << "\n";
+    return;
+  }
+  std::vector<std::string> longer(buildBindings.begin(), buildBindings.end());
+  longer.push_back("MaxSeq=" + std::to_string(sizes->maxSeq + 1));
+  DiagnosticEngine quiet(session.sourceMgr, llvm::nulls());
+  std::optional<BoundModel> rebound = bindModel(session.program, longer, quiet);
+  uint64_t batch = uint64_t(sizes->batch), maxSeq = uint64_t(sizes->maxSeq);
+  os << " (" << batch << (batch == 1 ? " slot" : " slots") << " of " << maxSeq
+     << " tokens: " << formatBytes(states / batch) << " a slot";
+  if (rebound) {
+    uint64_t perToken =
+        (bytesOf(listStates(session.program, *rebound)) - states) / batch;
+    os << ", " << formatBytes(states / batch - perToken * maxSeq)
+       << " fixed and " << formatBytes(perToken) << " a token of context";
+  }
+  os << "); " << formatBytes(weights + states)
+     << " before intermediate buffers\n";
+}
+
 } // namespace
 
 int linnet::driver::runBuild(const char *argv0) {
@@ -205,6 +246,7 @@ int linnet::driver::runBuild(const char *argv0) {
     // 4.3 of its 4.8 TB/s).
     constexpr double kBandwidth = 4.3e12;
     printKernelReport(llvm::outs(), launches, *kernels, kBandwidth);
+    printMemoryBudget(llvm::outs(), session, compiled);
     llvm::outs().flush();
   }
 
