@@ -86,8 +86,8 @@ llvm::Error readCubinResources(llvm::StringRef cubin,
     return makeError(ErrorId::TargetFailed, "a cubin's symbol table is bad");
 
   // Kernels are the global functions; remember their symbol indices.
+  llvm::StringMap<KernelResources> found;
   llvm::DenseMap<uint32_t, KernelResources *> bySymbol;
-  std::vector<std::pair<std::string, KernelResources>> found;
   bool callsMalloc = false;
   for (auto [index, symbol] : llvm::enumerate(*symbols)) {
     llvm::Expected<llvm::StringRef> name = symbol.getName(*names);
@@ -97,16 +97,10 @@ llvm::Error readCubinResources(llvm::StringRef cubin,
       callsMalloc = true;
     if (symbol.getType() == llvm::ELF::STT_FUNC &&
         symbol.getBinding() == llvm::ELF::STB_GLOBAL && !symbol.isUndefined())
-      found.emplace_back(name->str(), KernelResources());
+      bySymbol[index] = &found[*name];
   }
   for (auto &[name, resources] : found)
     resources.callsMalloc = callsMalloc;
-  for (auto [index, symbol] : llvm::enumerate(*symbols)) {
-    llvm::Expected<llvm::StringRef> name = symbol.getName(*names);
-    for (auto &[kernel, resources] : found)
-      if (name && *name == kernel)
-        bySymbol[index] = &resources;
-  }
 
   bool reservesShared = false;
   for (const ELF::Shdr &section : *sections) {
@@ -148,10 +142,9 @@ llvm::Error readCubinResources(llvm::StringRef cubin,
     } else if (*name == ".nv.shared.reserved.0") {
       reservesShared = true;
     } else if (name->starts_with(".nv.shared.")) {
-      llvm::StringRef kernel = name->drop_front(strlen(".nv.shared."));
-      for (auto &[each, resources] : found)
-        if (each == kernel)
-          resources.sharedBytes = section.sh_size;
+      auto kernel = found.find(name->drop_front(strlen(".nv.shared.")));
+      if (kernel != found.end())
+        kernel->second.sharedBytes = section.sh_size;
     }
   }
   // From sm_80 on, a kernel's shared section begins with the 1 KiB the
