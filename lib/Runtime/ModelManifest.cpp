@@ -31,7 +31,8 @@ json::Value parameterToJSON(const ModelParameter &param) {
   return json::Object{{"path", param.path},
                       {"shape", std::move(shape)},
                       {"element", elementTypeName(param.element)},
-                      {"optional", param.optional}};
+                      {"optional", param.optional},
+                      {"block", param.block}};
 }
 
 llvm::Error invalid(const llvm::Twine &what) {
@@ -58,6 +59,7 @@ parametersFromJSON(const json::Object &root, llvm::StringRef key) {
     param.path = path->str();
     param.element = *type;
     param.optional = object->getBoolean("optional").value_or(false);
+    param.block = object->getString("block").value_or("").str();
     for (const json::Value &size : *shape)
       param.shape.push_back(jsonInteger(size).value_or(0));
     result.push_back(std::move(param));

@@ -13,8 +13,10 @@
 
 #include "linnet/Basic/Errors.h"
 #include "linnet/Basic/OutputFile.h"
+#include "linnet/Basic/ProgressBar.h"
 #include "linnet/Runtime/FloatConversion.h"
 #include "linnet/Runtime/ParameterStore.h"
+#include "linnet/Runtime/RandomWeights.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -232,6 +234,13 @@ linnet::checkpointConfig(llvm::StringRef checkpoint) {
 }
 
 llvm::Error RunOptions::validate() const {
+  if (checkpoint.empty() == !randomWeights)
+    return fail(ErrorId::RunOptionsInvalid,
+                checkpoint.empty()
+                    ? "give the weights: --checkpoint DIR, or "
+                      "--random-weights SEED to draw them"
+                    : "--checkpoint and --random-weights are two sources "
+                      "of the weights; give one");
   if (int(tokens.has_value()) + int(script.has_value()) +
           int(prompt.has_value()) !=
       1)
@@ -266,7 +275,7 @@ ModelRun::~ModelRun() {
   if (!device)
     return;
   session.reset();
-  for (void *parameter : deviceParameters)
+  for (void *parameter : parameterData)
     device->free(parameter);
   CudaDevice::makeCurrent(nullptr);
 }
@@ -380,7 +389,7 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   run->usedEntries.assign(names.begin(), names.end());
 
   // The checkpoint: its config first (a built binary), then every tensor.
-  if (options.checkConfig)
+  if (options.checkConfig && !options.randomWeights)
     if (llvm::Error error = manifest.checkConfigAgrees(
             options.checkpoint, [&](const llvm::Twine &message) {
               llvm::errs() << options.tool << ": warning: " << message << "\n";
@@ -399,36 +408,9 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
     CudaDevice::makeCurrent(run->device.get());
   }
   auto loadStart = std::chrono::steady_clock::now();
-  auto binding = manifest.binding();
-  if (!binding)
-    return binding.takeError();
-  auto loaded = ParameterStore::load(*binding, manifest.parameters,
-                                     options.checkpoint, llvm::errs());
-  if (!loaded) {
-    std::string messages;
-    llvm::handleAllErrors(loaded.takeError(),
-                          [&](const llvm::ErrorInfoBase &error) {
-                            messages += "\n  " + error.message();
-                          });
-    return llvm::createStringError("the checkpoint `" + options.checkpoint +
-                                   "` does not fit the model:" + messages);
-  }
-  run->store = std::move(*loaded);
-  if (CudaDevice *device = run->device.get()) {
-    for (const LoadedParameter &parameter : run->store->parameters()) {
-      void *copy = device->allocateDevice(parameter.bytes);
-      if (!copy)
-        return fail(ErrorId::DeviceOutOfMemory,
-                    "GPU 0 has no " + formatBytes(parameter.bytes) +
-                        " left for parameter `" + parameter.param->path + "`");
-      run->deviceParameters.push_back(copy);
-      if (llvm::Error error =
-              device->copy(copy, parameter.data, parameter.bytes))
-        return std::move(error);
-    }
-    if (llvm::Error error = device->synchronize())
-      return std::move(error);
-  }
+  if (llvm::Error error =
+          options.randomWeights ? run->drawParameters() : run->loadCheckpoint())
+    return std::move(error);
   run->loadTime = secondsSince(loadStart);
   if (!options.tokens) {
     StateMemory memory;
@@ -442,6 +424,96 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
     run->session = std::move(*created);
   }
   return run;
+}
+
+llvm::Expected<void *> ModelRun::allocateOnDevice(const ModelParameter &param,
+                                                  uint64_t bytes) {
+  void *copy = device->allocateDevice(bytes);
+  if (!copy)
+    return fail(ErrorId::DeviceOutOfMemory,
+                "GPU 0 has no " + formatBytes(bytes) + " left for parameter `" +
+                    param.path + "`");
+  parameterData.push_back(copy);
+  return copy;
+}
+
+llvm::Error ModelRun::loadCheckpoint() {
+  auto binding = manifest->binding();
+  if (!binding)
+    return binding.takeError();
+  auto loaded = ParameterStore::load(*binding, manifest->parameters,
+                                     options.checkpoint, llvm::errs());
+  if (!loaded) {
+    std::string messages;
+    llvm::handleAllErrors(loaded.takeError(),
+                          [&](const llvm::ErrorInfoBase &error) {
+                            messages += "\n  " + error.message();
+                          });
+    return llvm::createStringError("the checkpoint `" + options.checkpoint +
+                                   "` does not fit the model:" + messages);
+  }
+  store = std::move(*loaded);
+  if (!device) {
+    for (const LoadedParameter &parameter : store->parameters())
+      parameterData.push_back(const_cast<void *>(parameter.data));
+    return llvm::Error::success();
+  }
+  ProgressBar progress("uploading the weights", bytesOf(manifest->parameters));
+  for (const LoadedParameter &parameter : store->parameters()) {
+    auto copy = allocateOnDevice(*parameter.param, parameter.bytes);
+    if (!copy)
+      return copy.takeError();
+    if (llvm::Error error =
+            device->copy(*copy, parameter.data, parameter.bytes))
+      return error;
+    progress.advance(parameter.bytes);
+  }
+  return device->synchronize();
+}
+
+llvm::Error ModelRun::drawParameters() {
+  RandomWeights random(*options.randomWeights);
+  ProgressBar progress("drawing the weights", bytesOf(manifest->parameters));
+  // On a GPU the values pass through this buffer, a slice at a time.
+  constexpr uint64_t kStagingBytes = uint64_t(64) << 20;
+  std::unique_ptr<uint64_t[]> staging;
+  for (const ModelParameter &param : manifest->parameters) {
+    unsigned elementBytes = elementTypeBytes(param.element);
+    uint64_t count = param.elementCount(), bytes = count * elementBytes;
+    if (!device) {
+      // Zeros for an optional parameter, as for one a checkpoint lacks.
+      auto &buffer =
+          drawnParameters.emplace_back(new uint64_t[(bytes + 7) / 8]());
+      if (!param.optional)
+        random.fill(param, 0, count, buffer.get());
+      parameterData.push_back(buffer.get());
+      progress.advance(bytes);
+      continue;
+    }
+    if (!staging)
+      staging.reset(new uint64_t[kStagingBytes / 8]);
+    auto copy = allocateOnDevice(param, bytes);
+    if (!copy)
+      return copy.takeError();
+    uint64_t slice = kStagingBytes / elementBytes;
+    for (uint64_t first = 0; first < count; first += slice) {
+      uint64_t values = std::min(slice, count - first);
+      if (param.optional)
+        std::memset(staging.get(), 0, values * elementBytes);
+      else
+        random.fill(param, first, values, staging.get());
+      // A copy from pageable memory returns once the source has been read,
+      // so the buffer can take the next slice.
+      if (llvm::Error error =
+              device->copy(static_cast<char *>(*copy) + first * elementBytes,
+                           staging.get(), values * elementBytes))
+        return error;
+      progress.advance(values * elementBytes);
+    }
+  }
+  if (device)
+    return device->synchronize();
+  return llvm::Error::success();
 }
 
 llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
@@ -478,10 +550,8 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
     return sizes.takeError();
   }
   std::vector<Descriptor> args;
-  for (auto [index, loaded] : llvm::enumerate(store->parameters()))
-    args.push_back(Descriptor::forData(device ? deviceParameters[index]
-                                              : const_cast<void *>(loaded.data),
-                                       loaded.param->shape));
+  for (auto [index, param] : llvm::enumerate(manifest->parameters))
+    args.push_back(Descriptor::forData(parameterData[index], param.shape));
   bool stateful = isStateful(call.entry);
   if (stateful)
     for (StateBuffer &state : session->states())

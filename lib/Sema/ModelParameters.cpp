@@ -15,6 +15,12 @@
 
 using namespace linnet;
 
+llvm::StringRef ModelParameter::name() const {
+  llvm::StringRef whole(path);
+  size_t dot = whole.rfind('.');
+  return dot == llvm::StringRef::npos ? whole : whole.drop_front(dot + 1);
+}
+
 uint64_t ModelParameter::elementCount() const {
   uint64_t count = 1;
   for (int64_t dim : shape)
@@ -65,7 +71,7 @@ void collect(const BlockDecl &block, const InstanceContext &context,
       for (const DimEntry &dim : state->type.dims)
         record.shape.push_back(dim.size ? evaluate(*dim.size, context) : 0);
       record.element = resolve(state->type.element, context);
-      record.block = &block;
+      record.block = block.name;
       out.push_back(std::move(record));
       continue;
     }
@@ -76,8 +82,7 @@ void collect(const BlockDecl &block, const InstanceContext &context,
         parameter.shape.push_back(dim.size ? evaluate(*dim.size, context) : 0);
       parameter.element = resolve(param->type.element, context);
       parameter.optional = param->optional;
-      parameter.block = &block;
-      parameter.decl = param;
+      parameter.block = block.name;
       out.push_back(std::move(parameter));
       continue;
     }

@@ -29,6 +29,8 @@ struct LinnetEntry {
   void (*packed)(void **);
 };
 extern "C" const LinnetEntry linnet_entries[];
+/// A GPU binary's plan for the emulated device (empty in a CPU binary).
+extern "C" const LinnetEntry linnet_emulated_entries[];
 extern "C" const char linnet_manifest[];
 /// The GPU the kernels are for (`sm_90a`); empty in a CPU binary.
 extern "C" const char linnet_gpu_chip[];
@@ -39,7 +41,12 @@ namespace {
 cl::opt<std::string>
     checkpoint("checkpoint",
                cl::desc("The checkpoint: config.json and safetensors"),
-               cl::value_desc("dir"), cl::Required);
+               cl::value_desc("dir"));
+cl::opt<uint64_t> randomWeights(
+    "random-weights",
+    cl::desc("Draw the weights from this seed instead of a checkpoint (the "
+             "values `linnet init-checkpoint --seed` writes)"),
+    cl::value_desc("seed"));
 cl::opt<std::string> entry("entry",
                            cl::desc("The entry: forward or next_token"),
                            cl::value_desc("name"), cl::init("forward"));
@@ -75,8 +82,9 @@ cl::opt<bool> timings("timings",
 cl::opt<std::string>
     device("device",
            cl::desc("A GPU binary's device: gpu (the default, GPU 0 through "
-                    "the CUDA driver)"),
-           cl::value_desc("gpu"));
+                    "the CUDA driver) or emulated (the same kernels run by "
+                    "this machine's CPU, one thread at a time)"),
+           cl::value_desc("gpu|emulated"));
 cl::list<std::string> bindings("bind",
                                cl::desc("Not accepted: the sizes are "
                                         "fixed when the binary is "
@@ -119,21 +127,24 @@ int main(int argc, char **argv) {
                       "others")));
 
   llvm::StringRef gpuChip = linnet_gpu_chip;
-  if (device.getNumOccurrences() && (gpuChip.empty() || device != "gpu"))
+  if (device.getNumOccurrences() &&
+      (gpuChip.empty() || (device != "gpu" && device != "emulated")))
     return reportError(llvm::toString(makeError(
         ErrorId::RunOptionsInvalid,
-        gpuChip.empty()
-            ? "--device: this binary runs on the CPU; build it with "
-              "`--target cuda` for a GPU"
-            : "--device: `" + device +
-                  "` is not a device this binary has code for (gpu); "
-                  "`linnet run --target cuda --device emulated` runs the "
-                  "GPU plan on the CPU")));
+        gpuChip.empty() ? "--device: this binary runs on the CPU; build it "
+                          "with `--target cuda` for a GPU"
+                        : "--device: `" + device +
+                              "` is not a device this binary has code for "
+                              "(gpu, emulated)")));
+  bool emulated = device == "emulated";
 
-  if (auto config = checkpointConfig(checkpoint); !config)
-    return reportError(llvm::toString(config.takeError()));
+  if (checkpoint.getNumOccurrences())
+    if (auto config = checkpointConfig(checkpoint); !config)
+      return reportError(llvm::toString(config.takeError()));
   RunOptions options;
   options.checkpoint = checkpoint;
+  if (randomWeights.getNumOccurrences())
+    options.randomWeights = randomWeights.getValue();
   if (entry.getNumOccurrences())
     options.entry = entry;
   if (tokens.getNumOccurrences())
@@ -148,7 +159,7 @@ int main(int argc, char **argv) {
   options.top = top;
   options.timings = timings;
   options.checkConfig = true;
-  if (!gpuChip.empty())
+  if (!gpuChip.empty() && !emulated)
     options.gpu = CudaRequirements::forChip(gpuChip);
   options.tool = toolName;
   if (llvm::Error error = options.validate())
@@ -157,8 +168,10 @@ int main(int argc, char **argv) {
   auto run = ModelRun::prepare(*manifest, options);
   if (!run)
     return reportError(llvm::toString(run.takeError()));
-  auto call = [](llvm::StringRef name) -> llvm::Expected<PackedEntry> {
-    for (const LinnetEntry *e = linnet_entries; e->name; ++e)
+  const LinnetEntry *table =
+      emulated ? linnet_emulated_entries : linnet_entries;
+  auto call = [table](llvm::StringRef name) -> llvm::Expected<PackedEntry> {
+    for (const LinnetEntry *e = table; e->name; ++e)
       if (name == e->name)
         return e->packed;
     return makeError(ErrorId::EntryUnavailable,

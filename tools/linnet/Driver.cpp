@@ -91,15 +91,8 @@ linnet::driver::buildManifest(const Program &program, const BoundModel &bound) {
     manifest.fromConfig.push_back(!origin.starts_with("--bind") &&
                                   origin.contains("config.json: "));
   }
-  for (ModelParameter &param : listParameters(program, bound)) {
-    param.block = nullptr;
-    param.decl = nullptr;
-    manifest.parameters.push_back(std::move(param));
-  }
-  for (ModelParameter &state : listStates(program, bound)) {
-    state.block = nullptr;
-    manifest.states.push_back(std::move(state));
-  }
+  manifest.parameters = listParameters(program, bound);
+  manifest.states = listStates(program, bound);
   for (const MemberDecl &member : bound.root->members)
     if (auto *fn = std::get_if<FnDecl>(&member); fn && fn->isEntry)
       manifest.entries.push_back(fn->name);
@@ -114,4 +107,19 @@ linnet::driver::buildManifest(const Program &program, const BoundModel &bound) {
   manifest.bindingPath = std::string(bindingPath);
   manifest.bindingText = (*buffer)->getBuffer().str();
   return manifest;
+}
+
+std::optional<CheckpointBinding>
+linnet::driver::loadRootBinding(DriverSession &session) {
+  const BlockDecl *root = findRootBlock(session.program, session.diags);
+  if (!root)
+    return std::nullopt;
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(root->module->path));
+  llvm::sys::path::append(path, kCheckpointBindingFile);
+  auto binding = CheckpointBinding::load(path);
+  if (!binding) {
+    reportError(binding.takeError());
+    return std::nullopt;
+  }
+  return std::move(*binding);
 }

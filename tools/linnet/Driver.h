@@ -92,13 +92,20 @@ struct CompiledModel {
 /// emulated device, whose stage LLVM is host code like the CPU's.
 /// `atKernels`, when given with `cuda` and a stage past Kernels, sees the
 /// module at stage Kernels (launches and kernels before they are compiled).
+/// `emulated`, when given with `cuda` on the GPU and stage LLVM, receives
+/// the same model lowered for the emulated device as well.
 bool compileModel(
     DriverSession &session, llvm::ArrayRef<std::string> bindArgs,
     const std::vector<std::string> &entries, LoweringStage stage,
     const CpuPipelineOptions &cpuOptions, CompiledModel &compiled,
     llvm::function_ref<bool(const BoundModel &)> beforeGeneration = nullptr,
     const CudaPipelineOptions *cuda = nullptr,
-    llvm::function_ref<void(mlir::ModuleOp)> atKernels = nullptr);
+    llvm::function_ref<void(mlir::ModuleOp)> atKernels = nullptr,
+    mlir::OwningOpRef<mlir::ModuleOp> *emulated = nullptr);
+
+/// The checkpoint binding beside the root block's module
+/// (`checkpoint_binding.json`), or nothing once the problem is reported.
+std::optional<CheckpointBinding> loadRootBinding(DriverSession &session);
 
 /// `linnet: error: message [Id]` for problems that have no source location
 /// (options, files on disk, checkpoints); returns 1, the exit status.

@@ -7,14 +7,9 @@
 // whose names come from the binding's parameter map. Tests and benchmarks
 // need checkpoints of any size without downloading one.
 //
-// Values are deterministic per seed (std::mt19937_64 with our own uniform
-// and Box–Muller draws, since std distributions differ between standard
-// libraries) and scaled to keep activations sane: tensors of rank 2 or more
-// N(0, 1/fan_in) with fan_in their last dimension (so conv taps get
-// 1/sqrt(Width) and experts their input size), embeddings N(0, 1), 1-D norm
-// weights N(0, 0.1²) (zero-centred), a GatedRmsNorm weight 1 + N(0, 0.1²),
-// `A_log` = log U(1, 16) and `dt_bias` U(−3, −1). Optional parameters are
-// not written.
+// The values are RandomWeights' for the seed, the ones `--random-weights`
+// fills a run with. Optional parameters are not written (a run takes them
+// as zeros).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,24 +17,22 @@
 
 #include "linnet/Basic/JSON.h"
 #include "linnet/Basic/OutputFile.h"
+#include "linnet/Basic/ProgressBar.h"
 #include "linnet/Runtime/CheckpointBinding.h"
 #include "linnet/Runtime/FloatConversion.h"
 #include "linnet/Runtime/ParameterStore.h"
+#include "linnet/Runtime/RandomWeights.h"
 #include "linnet/Runtime/Safetensors.h"
 #include "linnet/Sema/Binding.h"
 #include "linnet/Sema/ModelParameters.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cmath>
 #include <cstring>
-#include <random>
 
 using namespace linnet;
 using namespace linnet::driver;
@@ -81,99 +74,6 @@ cl::opt<std::string> outputDir("o", cl::desc("The checkpoint folder to write"),
                                cl::value_desc("dir"), cl::Required,
                                cl::sub(initCheckpointCommand));
 
-/// Deterministic draws from a seed, the same on every platform.
-class RandomSource {
-public:
-  explicit RandomSource(uint64_t seed) : engine(seed) {}
-  /// Uniform in [0, 1) with 53 random bits.
-  double uniform() { return double(engine() >> 11) * 0x1.0p-53; }
-  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
-  double normal() {
-    if (spare) {
-      double value = *spare;
-      spare.reset();
-      return value;
-    }
-    double u1 = 1.0 - uniform(); // in (0, 1]
-    double u2 = uniform();
-    double radius = std::sqrt(-2.0 * std::log(u1));
-    spare = radius * std::sin(2.0 * M_PI * u2);
-    return radius * std::cos(2.0 * M_PI * u2);
-  }
-
-private:
-  std::mt19937_64 engine;
-  std::optional<double> spare;
-};
-
-/// A parameter's values, drawn in order a chunk at a time, so that a tensor
-/// of any size is written in bounded memory.
-class ParameterDraw {
-public:
-  ParameterDraw(const ModelParameter &param, RandomSource &random)
-      : param(param), random(random),
-        name(param.decl ? llvm::StringRef(param.decl->name) : ""),
-        block(param.block ? llvm::StringRef(param.block->name) : "") {}
-
-  void next(llvm::MutableArrayRef<float> values) {
-    for (float &value : values)
-      value = float(draw());
-  }
-
-private:
-  double draw() {
-    if (param.shape.size() >= 2)
-      return block == "Embedding"
-                 ? random.normal()
-                 : random.normal() / std::sqrt(double(param.shape.back()));
-    if (name == "A_log")
-      return std::log(random.uniform(1.0, 16.0));
-    if (name == "dt_bias")
-      return random.uniform(-3.0, -1.0);
-    if (block == "GatedRmsNorm")
-      return 1.0 + 0.1 * random.normal();
-    return 0.1 * random.normal();
-  }
-
-  const ModelParameter &param;
-  RandomSource &random;
-  llvm::StringRef name, block;
-};
-
-/// `[#####     ] 48% of 2.1 GB` on standard error while a checkpoint is
-/// written, when standard error is a terminal.
-class ProgressBar {
-public:
-  explicit ProgressBar(uint64_t total)
-      : total(total), shown(llvm::sys::Process::StandardErrIsDisplayed()) {}
-  void advance(uint64_t bytes) {
-    done += bytes;
-    unsigned percent = total ? unsigned(done * 100 / total) : 100;
-    if (!shown || percent == lastPercent)
-      return;
-    lastPercent = percent;
-    std::string bar(percent / 5, '#');
-    bar.resize(20, ' ');
-    llvm::errs() << llvm::format("\r[%s] %3u%% of %.1f GB", bar.c_str(),
-                                 percent, double(total) / 1e9);
-    if (done == total)
-      llvm::errs() << "\n";
-  }
-
-private:
-  uint64_t total, done = 0;
-  unsigned lastPercent = ~0u;
-  bool shown;
-};
-
-/// `values` stored as `element`, little-endian.
-std::string encode(llvm::ArrayRef<float> values, ElementType element) {
-  std::string bytes(values.size() * elementTypeBytes(element), '\0');
-  convertFloats(values.data(), TensorDType::F32, bytes.data(), element,
-                values.size());
-  return bytes;
-}
-
 llvm::StringRef configDtypeName(ElementType element) {
   switch (element) {
   case ElementType::BF16:
@@ -203,15 +103,10 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
   DriverSession session;
   if (!session.load(argv0, modelPath, initIncludeDirs))
     return 1;
-  const BlockDecl *root = findRootBlock(session.program, session.diags);
-  if (!root)
-    return 1;
-  llvm::SmallString<256> bindingPath(
-      llvm::sys::path::parent_path(root->module->path));
-  llvm::sys::path::append(bindingPath, "checkpoint_binding.json");
-  auto binding = CheckpointBinding::load(bindingPath);
+  std::optional<CheckpointBinding> binding = loadRootBinding(session);
   if (!binding)
-    return reportError(binding.takeError());
+    return 1;
+  const BlockDecl *root = findRootBlock(session.program, session.diags);
   // Sizes a checkpoint does not hold (`Batch`) take the binding's defaults
   // unless given.
   std::vector<std::string> bindArgs = binding->defaultBindings();
@@ -372,18 +267,17 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
       return ec;
     };
     os << safetensorsHeader(entries, {{"format", "pt"}});
-    RandomSource random(seed);
-    ProgressBar progress(dataBytes);
-    std::vector<float> chunk(1u << 20);
+    RandomWeights random(seed);
+    ProgressBar progress("writing the weights", dataBytes);
+    constexpr uint64_t kSliceValues = 1 << 22;
     std::string bytes;
     for (const ModelParameter *param : written) {
-      ParameterDraw draw(*param, random);
       uint64_t elements = param->elementCount();
-      for (uint64_t start = 0; start < elements; start += chunk.size()) {
-        size_t count =
-            size_t(std::min<uint64_t>(chunk.size(), elements - start));
-        draw.next({chunk.data(), count});
-        bytes = encode({chunk.data(), count}, param->element);
+      unsigned elementBytes = elementTypeBytes(param->element);
+      for (uint64_t start = 0; start < elements; start += kSliceValues) {
+        uint64_t count = std::min(kSliceValues, elements - start);
+        bytes.resize(count * elementBytes);
+        random.fill(*param, start, count, bytes.data());
         os << bytes;
         if (std::error_code ec = failed())
           return ec;

@@ -25,7 +25,8 @@ bool linnet::driver::compileModel(
     const CpuPipelineOptions &cpuOptions, CompiledModel &compiled,
     llvm::function_ref<bool(const BoundModel &)> beforeGeneration,
     const CudaPipelineOptions *cuda,
-    llvm::function_ref<void(mlir::ModuleOp)> atKernels) {
+    llvm::function_ref<void(mlir::ModuleOp)> atKernels,
+    mlir::OwningOpRef<mlir::ModuleOp> *emulated) {
   DiagnosticEngine &diags = session.diags;
   compiled.checked = checkBodies(session.program, diags);
   if (diags.hadError())
@@ -52,18 +53,19 @@ bool linnet::driver::compileModel(
   if (stage == LoweringStage::Linnet)
     return true;
 
-  mlir::PassManager pm(&compiled.context);
+  mlir::PassManager toLinalg(&compiled.context);
   // Attention and the delta rule stay ops: the target tiles them as ops.
   LinnetLowerToLinalgOptions lowering;
   lowering.keepTileable = true;
-  pm.addPass(createLinnetLowerToLinalg(lowering));
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
+  toLinalg.addPass(createLinnetLowerToLinalg(lowering));
+  toLinalg.addPass(mlir::createCanonicalizerPass());
+  toLinalg.addPass(mlir::createCSEPass());
   bool toKernels =
       stage == LoweringStage::Loops || stage == LoweringStage::Kernels;
   // Stopping at Kernels to show the module to `atKernels`, then on.
   bool pauseAtKernels = cuda && atKernels && !toKernels &&
                         stage != LoweringStage::Linalg && !cuda->emulated;
+  mlir::PassManager pm(&compiled.context);
   if (stage != LoweringStage::Linalg && cuda)
     buildCudaPipeline(pm, *cuda,
                       toKernels || pauseAtKernels ? CudaStage::Kernels
@@ -80,6 +82,18 @@ bool linnet::driver::compileModel(
                 "where");
     return false;
   };
+  if (mlir::failed(toLinalg.run(*compiled.module)))
+    return failed();
+  if (emulated) {
+    // The same plan for the emulated device, from the same linalg.
+    CudaPipelineOptions onHost = *cuda;
+    onHost.emulated = true;
+    *emulated = compiled.module->clone();
+    mlir::PassManager emulation(&compiled.context);
+    buildCudaPipeline(emulation, onHost, CudaStage::Binary);
+    if (mlir::failed(emulation.run(**emulated)))
+      return failed();
+  }
   if (mlir::failed(pm.run(*compiled.module)))
     return failed();
   if (pauseAtKernels) {

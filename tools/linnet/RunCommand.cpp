@@ -42,7 +42,13 @@ cl::list<std::string> runIncludes("I", cl::desc("Add a module search root"),
 cl::opt<std::string>
     runCheckpoint("checkpoint",
                   cl::desc("The checkpoint: config.json and safetensors"),
-                  cl::value_desc("dir"), cl::sub(runCommand), cl::Required);
+                  cl::value_desc("dir"), cl::sub(runCommand));
+cl::opt<uint64_t> runRandomWeights(
+    "random-weights",
+    cl::desc("Draw the weights from this seed instead of a checkpoint (the "
+             "values `init-checkpoint --seed` writes); the sizes come from "
+             "--bind"),
+    cl::value_desc("seed"), cl::sub(runCommand));
 cl::list<std::string> runBindings(
     "bind",
     cl::desc("Override generics after the checkpoint's config.json: a "
@@ -103,14 +109,19 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 int linnet::driver::runRun(const char *argv0) {
   auto start = std::chrono::steady_clock::now();
-  auto config = checkpointConfig(runCheckpoint);
-  if (!config)
-    return reportError(config.takeError());
-  std::vector<std::string> bindArgs = {*config};
-  bindArgs.insert(bindArgs.end(), runBindings.begin(), runBindings.end());
-
   RunOptions options;
   options.checkpoint = runCheckpoint;
+  if (runRandomWeights.getNumOccurrences())
+    options.randomWeights = runRandomWeights.getValue();
+  std::vector<std::string> bindArgs;
+  if (runCheckpoint.getNumOccurrences()) {
+    auto config = checkpointConfig(runCheckpoint);
+    if (!config)
+      return reportError(config.takeError());
+    bindArgs.push_back(*config);
+  }
+  bindArgs.insert(bindArgs.end(), runBindings.begin(), runBindings.end());
+
   if (runEntry.getNumOccurrences())
     options.entry = runEntry;
   if (runTokens.getNumOccurrences())
@@ -151,6 +162,15 @@ int linnet::driver::runRun(const char *argv0) {
   DriverSession session;
   if (!session.load(argv0, runInput, runIncludes))
     return 1;
+  if (options.randomWeights) {
+    // No config: sizes a checkpoint would not hold either (`Batch`) take
+    // the binding's defaults, as for init-checkpoint.
+    std::optional<CheckpointBinding> binding = loadRootBinding(session);
+    if (!binding)
+      return 1;
+    bindArgs.insert(bindArgs.begin(), binding->defaultBindings().begin(),
+                    binding->defaultBindings().end());
+  }
   // The inputs and the checkpoint are checked once the sizes are bound,
   // before the model is compiled; then only the entries the run calls are.
   ModelManifest manifest;

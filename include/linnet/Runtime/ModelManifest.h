@@ -37,7 +37,7 @@ struct ModelManifest {
   /// with it (a value given by `--bind` or a default is fixed by the build).
   std::vector<BoundGeneric> generics;
   std::vector<bool> fromConfig;
-  /// listParameters and listStates (without their declarations).
+  /// listParameters and listStates.
   std::vector<ModelParameter> parameters;
   std::vector<ModelParameter> states;
   /// The entries compiled into the code that runs the model.

@@ -43,7 +43,10 @@ llvm::Expected<std::string> checkpointConfig(llvm::StringRef checkpoint);
 
 /// The options `linnet run` and a built binary share.
 struct RunOptions {
+  /// The checkpoint's folder; empty with `randomWeights`.
   std::string checkpoint;
+  /// Draw the parameters from this seed (RandomWeights) instead.
+  std::optional<uint64_t> randomWeights;
   std::optional<std::string> entry; ///< with --tokens; `forward` if absent
   std::optional<std::string> tokens, script, prompt;
   std::optional<unsigned> generate;
@@ -59,7 +62,8 @@ struct RunOptions {
   /// Prefixes the --timings lines (`linnet run`).
   std::string tool = "linnet run";
 
-  /// Checks that exactly one mode is asked for, with its companions.
+  /// Checks that exactly one mode and one source of weights is asked for,
+  /// with their companions.
   llvm::Error validate() const;
 };
 
@@ -89,11 +93,23 @@ private:
   llvm::Error runTokens(const PackedEntryLookup &call);
   llvm::Error runScript(const PackedEntryLookup &call);
   llvm::Error runGeneration(const PackedEntryLookup &call);
+  /// Binds the checkpoint and puts each parameter where the entries read
+  /// it: in place on the CPU, copied to the device's memory on a GPU.
+  llvm::Error loadCheckpoint();
+  /// Fills each parameter from `options.randomWeights`, on the CPU in its
+  /// own buffer, on a GPU through a bounded host buffer.
+  llvm::Error drawParameters();
+  /// Device memory for `param`, or an error naming it.
+  llvm::Expected<void *> allocateOnDevice(const ModelParameter &param,
+                                          uint64_t bytes);
 
   /// Declared first, so that it outlives every buffer on it.
   std::unique_ptr<CudaDevice> device;
-  /// With a device: each parameter's copy in its memory (store's order).
-  std::vector<void *> deviceParameters;
+  /// Each parameter's data where the entries read it (the manifest's
+  /// order): the host's, or the device's copy.
+  std::vector<void *> parameterData;
+  /// Random weights drawn on the host (the CPU).
+  std::vector<std::unique_ptr<uint64_t[]>> drawnParameters;
   const ModelManifest *manifest = nullptr;
   RunOptions options;
   std::unique_ptr<ParameterStore> store;

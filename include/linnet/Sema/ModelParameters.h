@@ -29,9 +29,11 @@ struct ModelParameter {
   std::vector<int64_t> shape;             ///< bound sizes
   ElementType element = ElementType::F32; ///< Float generics substituted
   bool optional = false;                  ///< `param bias: ...?`
-  const BlockDecl *block = nullptr;       ///< the block declaring it
-  const ParamDecl *decl = nullptr;
+  /// The name of the block declaring it (`GatedRmsNorm`).
+  std::string block;
 
+  /// The last part of the path: the name the block declares it by.
+  llvm::StringRef name() const;
   uint64_t elementCount() const;
   /// `[64, 32] bf16`, for messages.
   std::string typeText() const;
@@ -48,7 +50,7 @@ std::vector<ModelParameter> listParameters(const Program &program,
                                            const BoundModel &model);
 
 /// The `state` members of `model`, in the same order and with the same
-/// paths (`decl` is null, `optional` false): what a session allocates per
+/// paths (`optional` false): what a session allocates per
 /// model, and the state arguments and results of the stateful entries.
 std::vector<ModelParameter> listStates(const Program &program,
                                        const BoundModel &model);

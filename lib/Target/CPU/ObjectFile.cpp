@@ -191,10 +191,11 @@ CpuPipelineOptions cpuPipelineOptionsFor(llvm::StringRef cpu) {
 /// Generates one object file of `module` (optimized) for `cpu`.
 static llvm::Error emitObject(llvm::Module &module, const llvm::Target &target,
                               llvm::StringRef cpu, llvm::StringRef features,
+                              llvm::CodeGenOptLevel level,
                               llvm::StringRef path) {
   std::unique_ptr<llvm::TargetMachine> machine(target.createTargetMachine(
       module.getTargetTriple(), cpu, features, llvm::TargetOptions(),
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
     return makeError(ErrorId::TargetFailed,
                      "cannot create a target machine for " + cpu.str());
@@ -217,7 +218,10 @@ static llvm::Error emitObject(llvm::Module &module, const llvm::Target &target,
 
 llvm::Expected<std::vector<std::string>>
 writeObjectFiles(ModuleOp module, llvm::StringRef directory,
-                 llvm::StringRef cpu, unsigned parts) {
+                 llvm::StringRef cpu, unsigned parts, unsigned optLevel) {
+  llvm::CodeGenOptLevel level =
+      llvm::CodeGenOpt::getLevel(int(std::min(optLevel, 3u)))
+          .value_or(llvm::CodeGenOptLevel::Aggressive);
   if (llvm::Error error = checkObjectCpu(cpu))
     return std::move(error);
   std::string features = featuresOf(cpu);
@@ -244,16 +248,16 @@ writeObjectFiles(ModuleOp module, llvm::StringRef directory,
   if (!target)
     return makeError(ErrorId::TargetFailed,
                      "no LLVM target for " + triple.str() + ": " + error);
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(),
+                                  llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
     return makeError(ErrorId::TargetFailed,
                      "cannot create a target machine for " + cpu.str());
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   machine.get());
   if (llvm::Error optimizeError =
-          makeLlvmOptimizer(/*optLevel=*/3, machine.get())(llvmModule.get()))
+          makeLlvmOptimizer(optLevel, machine.get())(llvmModule.get()))
     return std::move(optimizeError);
 
   auto pathOf = [&](unsigned part) {
@@ -263,7 +267,7 @@ writeObjectFiles(ModuleOp module, llvm::StringRef directory,
   };
   if (parts <= 1) {
     if (llvm::Error emitError =
-            emitObject(*llvmModule, *target, cpu, features, pathOf(0)))
+            emitObject(*llvmModule, *target, cpu, features, level, pathOf(0)))
       return std::move(emitError);
     return std::vector<std::string>{pathOf(0)};
   }
@@ -303,7 +307,7 @@ writeObjectFiles(ModuleOp module, llvm::StringRef directory,
           return;
         }
         llvm::consumeError(std::move(errors[i]));
-        errors[i] = emitObject(**part, *target, cpu, features, paths[i]);
+        errors[i] = emitObject(**part, *target, cpu, features, level, paths[i]);
       });
     for (std::thread &thread : threads)
       thread.join();

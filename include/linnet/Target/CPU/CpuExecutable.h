@@ -147,14 +147,15 @@ bool cpuHasBf16DotProducts(llvm::StringRef cpu);
 /// where it has them.
 CpuPipelineOptions cpuPipelineOptionsFor(llvm::StringRef cpu);
 
-/// Writes `module` (at CpuStage::LLVM), optimized at O3, as `parts`
-/// position-independent object files `model.<i>.o` in `directory` for `cpu`
-/// (a generic x86-64 level by default, so the files run on any machine of
-/// that level), generated in parallel, one thread per part; returns their
-/// paths. Link them all with `-fopenmp=libomp`.
+/// Writes `module` (at CpuStage::LLVM), optimized at `optLevel` (0-3), as
+/// `parts` position-independent object files `model.<i>.o` in `directory`
+/// for `cpu` (a generic x86-64 level by default, so the files run on any
+/// machine of that level), generated in parallel, one thread per part;
+/// returns their paths. Link them all with `-fopenmp=libomp`.
 llvm::Expected<std::vector<std::string>>
 writeObjectFiles(mlir::ModuleOp module, llvm::StringRef directory,
-                 llvm::StringRef cpu = "x86-64-v3", unsigned parts = 1);
+                 llvm::StringRef cpu = "x86-64-v3", unsigned parts = 1,
+                 unsigned optLevel = 3);
 
 } // namespace linnet
 

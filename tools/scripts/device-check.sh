@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The GPU device check, prepared here and run on a GPU machine, which has no
+# LLVM or MLIR: only the built binaries and their inputs travel.
+#
+#   tools/scripts/device-check.sh [--tiny-only] [DIR]
+#       builds into DIR (default build/device-check; under 64 MiB):
+#       - tiny/one, tiny/two: GPU binaries (`linnet build --target cuda`) of
+#         two tiny f32 configurations (Batch 2; Batch 3 with two layer
+#         groups, per-expert tensors and odd widths), their checkpoints, a
+#         script of entry calls each, and the logits of that script on the
+#         binary's emulated device, computed here;
+#       - full/model-b1, -b8, -b64: the full-size model (Qwen3.6-35B-A3B,
+#         bf16) for 1, 8 and 64 slots of 9216 tokens, run with
+#         `--random-weights` there (its 70 GB of weights cannot travel);
+#       - DIR/run.sh, the part that runs on the device.
+#   DIR/run.sh [--device gpu|emulated]
+#       on the GPU machine (python3 with numpy): every tiny script on the
+#       GPU against the emulated logits (max |difference| / max |logit|
+#       within 1e-4), then the full-size timings: an 8192-token prefill and
+#       batch-1 decode steps, then batch 8 and 64 decode, each against the
+#       limits of issue 14. `--device emulated` runs the tiny part on the
+#       emulated device instead (a check of the check, here) and skips the
+#       full size.
+set -euo pipefail
+top="$(cd "$(dirname "$0")/../.." && pwd)"
+linnet="${LINNET:-$top/build/bin/linnet}"
+python="${PYTHON:-/usr/bin/python3}"
+tiny_only=0
+if [ "${1:-}" = "--tiny-only" ]; then
+  tiny_only=1
+  shift
+fi
+out="${1:-$top/build/device-check}"
+rm -rf "$out"
+mkdir -p "$out/tiny" "$out/full"
+model="$top/models/qwen3_5_moe"
+
+# tiny NAME BATCH CALLS MAKE_CHECKPOINT_ARGS...
+tiny() {
+  local name="$1" batch="$2" calls="$3"
+  shift 3
+  local dir="$out/tiny/$name"
+  mkdir -p "$dir"
+  "$python" "$top/test/reference/make_checkpoint.py" --out "$dir/ck" "$@" > /dev/null
+  echo "$calls" > "$dir/calls.json"
+  "$linnet" build "$model" --target cuda --bind "$dir/ck/config.json" --bind "Batch=$batch" -o "$dir/model"
+  "$dir/model" --device emulated --checkpoint "$dir/ck" --script "$dir/calls.json" --out "$dir/emulated"
+  echo "device-check: tiny/$name built, its emulated logits computed"
+}
+tiny one 2 '{"calls": [{"entry": "prefill", "tokens": [[1,2,3],[4,5,6]], "pos": 0}, {"entry": "decode", "tokens": [[4],[7]], "pos": 3}, {"entry": "prefill_slots", "tokens": [[5,6,0],[7,8,9]], "slots": [1,0], "lengths": [2,3]}, {"entry": "decode_rows", "tokens": [[10],[11]], "positions": [3,2]}, {"entry": "forward", "tokens": [[1,2]]}, {"entry": "next_token", "tokens": [[1,2]]}]}' \
+  --seed 3 --groups 1 --dtype f32
+tiny two 3 '{"calls": [{"entry": "forward", "tokens": [[1,2,3,4,5,6],[11,12,13,14,15,16],[21,22,23,24,25,26]]}, {"entry": "prefill", "tokens": [[1,2,3,4],[11,12,13,14],[21,22,23,24]], "pos": 0}, {"entry": "decode_rows", "tokens": [[5],[15],[25]], "positions": [4,4,4]}, {"entry": "decode", "tokens": [[6],[16],[26]], "pos": 5}]}' \
+  --seed 21 --groups 2 --prefix model --experts-layout per-expert --vocab 97 --hidden 48 --heads 6 \
+  --kv-heads 2 --head-dim 24 --key-heads 1 --value-heads 3 --key-dim 16 --value-dim 8 \
+  --conv-width 3 --experts 6 --topk 3 --max-seq 64 --dtype f32
+
+if [ "$tiny_only" -eq 0 ]; then
+  for batch in 1 8 64; do
+    "$linnet" build "$model" --target cuda --bind "$model/configs/qwen3_6_35b_a3b.json" \
+      --bind "Batch=$batch" --bind MaxSeq=9216 -o "$out/full/model-b$batch"
+    echo "device-check: full/model-b$batch built"
+  done
+fi
+cp "$top/tools/scripts/device-check-run.sh" "$out/run.sh"
+chmod +x "$out/run.sh"
+du -sh "$out"
