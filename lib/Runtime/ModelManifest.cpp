@@ -11,7 +11,7 @@
 #include "linnet/Basic/Errors.h"
 
 #include "linnet/Basic/JSON.h"
-#include "linnet/Sema/ConfigConstants.h"
+#include "linnet/Model/ConfigConstants.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -11,7 +11,7 @@
 
 #include "linnet/Basic/Errors.h"
 #include "linnet/Basic/JSON.h"
-#include "linnet/Runtime/CheckpointBinding.h"
+#include "linnet/Model/CheckpointBinding.h"
 #include "linnet/Runtime/FloatConversion.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -290,22 +290,6 @@ llvm::Error checkConfig(const CheckpointBinding &binding,
 }
 
 } // namespace
-
-llvm::Expected<std::unique_ptr<ParameterStore>>
-ParameterStore::load(const Program &program, const BoundModel &model,
-                     llvm::StringRef checkpointDir,
-                     llvm::raw_ostream &warnings) {
-  if (!model.root || !model.root->module)
-    return makeError(ErrorId::ManifestInvalid, "the model has no root block");
-  llvm::SmallString<256> bindingPath(
-      llvm::sys::path::parent_path(model.root->module->path));
-  llvm::sys::path::append(bindingPath, "checkpoint_binding.json");
-  auto binding = CheckpointBinding::load(bindingPath);
-  if (!binding)
-    return binding.takeError();
-  return load(*binding, listParameters(program, model), checkpointDir,
-              warnings);
-}
 
 llvm::Expected<std::unique_ptr<ParameterStore>> ParameterStore::load(
     const CheckpointBinding &bindingRef, std::vector<ModelParameter> params,

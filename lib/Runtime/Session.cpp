@@ -299,10 +299,6 @@ linnet::parseScript(llvm::StringRef text, llvm::StringRef name) {
   return result;
 }
 
-llvm::Expected<SessionSizes> SessionSizes::of(const BoundModel &model) {
-  return of(model.generics);
-}
-
 llvm::Expected<SessionSizes>
 SessionSizes::of(llvm::ArrayRef<BoundGeneric> generics) {
   SessionSizes sizes;
@@ -505,14 +501,6 @@ Session::~Session() {
       memory.release(buffer.data);
     else
       std::free(buffer.data);
-}
-
-llvm::Expected<std::unique_ptr<Session>>
-Session::create(const Program &program, const BoundModel &model) {
-  auto sizes = SessionSizes::of(model);
-  if (!sizes)
-    return sizes.takeError();
-  return create(*sizes, listStates(program, model));
 }
 
 llvm::Expected<std::unique_ptr<Session>>

@@ -11,10 +11,10 @@
 #include "linnet/Sema/Binding.h"
 
 #include "linnet/Basic/JSON.h"
-#include "linnet/Sema/ConfigConstants.h"
+#include "linnet/Model/ConfigConstants.h"
+#include "linnet/Model/FieldExpression.h"
 #include "linnet/Sema/DeclChecker.h"
 #include "linnet/Sema/DeclPrinter.h"
-#include "linnet/Sema/FieldExpression.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -29,12 +29,6 @@
 
 using namespace linnet;
 namespace json = llvm::json;
-
-std::string BoundGeneric::valueText() const {
-  if (kind == GenericKind::Float)
-    return elementTypeName(element).str();
-  return std::to_string(size);
-}
 
 std::string linnet::formatParameterCount(uint64_t count) {
   static const std::pair<double, const char *> units[] = {

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "linnet/Runtime/CheckpointBinding.h"
+#include "linnet/Model/CheckpointBinding.h"
 #include "linnet/Runtime/FloatConversion.h"
 
 #include <gtest/gtest.h>

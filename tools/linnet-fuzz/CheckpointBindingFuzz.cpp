@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "linnet/Runtime/CheckpointBinding.h"
+#include "linnet/Model/CheckpointBinding.h"
 
 using namespace linnet;
 namespace json = llvm::json;

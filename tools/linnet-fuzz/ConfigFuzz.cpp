@@ -12,7 +12,7 @@
 
 #include "linnet/Basic/Diagnostics.h"
 #include "linnet/Basic/JSON.h"
-#include "linnet/Runtime/CheckpointBinding.h"
+#include "linnet/Model/CheckpointBinding.h"
 #include "linnet/Runtime/ModelManifest.h"
 #include "linnet/Sema/Binding.h"
 #include "linnet/Sema/DeclChecker.h"
@@ -128,7 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   std::vector<std::string> bindArgs = {std::string(loaded.config)};
   if (auto bound = bindModel(loaded.program, bindArgs, diags)) {
-    auto sizes = SessionSizes::of(*bound);
+    auto sizes = SessionSizes::of(bound->generics);
     if (!sizes)
       llvm::consumeError(sizes.takeError());
     printBoundModel(*bound, os);

@@ -181,7 +181,8 @@ void printMemoryBudget(llvm::raw_ostream &os, DriverSession &session,
   uint64_t states = bytesOf(listStates(session.program, *compiled.bound));
   os << "memory budget: weights " << formatBytes(weights) << ", states "
      << formatBytes(states);
-  llvm::Expected<SessionSizes> sizes = SessionSizes::of(*compiled.bound);
+  llvm::Expected<SessionSizes> sizes =
+      SessionSizes::of(compiled.bound->generics);
   if (!sizes) {
     llvm::consumeError(sizes.takeError());
     os << "\n";

@@ -18,7 +18,7 @@
 #include "linnet/Basic/JSON.h"
 #include "linnet/Basic/OutputFile.h"
 #include "linnet/Basic/ProgressBar.h"
-#include "linnet/Runtime/CheckpointBinding.h"
+#include "linnet/Model/CheckpointBinding.h"
 #include "linnet/Runtime/FloatConversion.h"
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Runtime/RandomWeights.h"

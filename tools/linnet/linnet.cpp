@@ -126,8 +126,12 @@ int runCheck(const char *argv0) {
   }
   bool checkpointFailed = false;
   if (bound && !checkpointDir.empty()) {
-    auto store = ParameterStore::load(session.program, *bound, checkpointDir,
-                                      llvm::errs());
+    std::optional<CheckpointBinding> binding = loadRootBinding(session);
+    if (!binding)
+      return 1;
+    auto store =
+        ParameterStore::load(*binding, listParameters(session.program, *bound),
+                             checkpointDir, llvm::errs());
     if (!store) {
       reportError(store.takeError());
       checkpointFailed = true;

@@ -14,10 +14,10 @@
 #ifndef LINNET_RUNTIME_MODELMANIFEST_H
 #define LINNET_RUNTIME_MODELMANIFEST_H
 
-#include "linnet/Runtime/CheckpointBinding.h"
+#include "linnet/Model/BoundGeneric.h"
+#include "linnet/Model/CheckpointBinding.h"
+#include "linnet/Model/ModelParameter.h"
 #include "linnet/Runtime/Session.h"
-#include "linnet/Sema/Binding.h"
-#include "linnet/Sema/ModelParameters.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"

@@ -15,10 +15,9 @@
 #ifndef LINNET_RUNTIME_PARAMETERSTORE_H
 #define LINNET_RUNTIME_PARAMETERSTORE_H
 
-#include "linnet/Runtime/CheckpointBinding.h"
+#include "linnet/Model/CheckpointBinding.h"
+#include "linnet/Model/ModelParameter.h"
 #include "linnet/Runtime/Safetensors.h"
-#include "linnet/Sema/Binding.h"
-#include "linnet/Sema/ModelParameters.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -60,15 +59,11 @@ class ParameterStore {
 public:
   /// Binds the checkpoint in `checkpointDir` (`model.safetensors`, or the
   /// shards of `model.safetensors.index.json`, and its `config.json`'s layer
-  /// pattern) to `model`. Every problem with the checkpoint is one error
-  /// message of the returned error (llvm::handleAllErrors visits them in
-  /// order). Checkpoint tensors the model does not use and the binding does
-  /// not ignore are written to `warnings`, one line each.
-  static llvm::Expected<std::unique_ptr<ParameterStore>>
-  load(const Program &program, const BoundModel &model,
-       llvm::StringRef checkpointDir, llvm::raw_ostream &warnings);
-  /// Binds the checkpoint to `params` (listParameters of the model) through
-  /// `binding`, as above.
+  /// pattern) to `params` (listParameters of the model) through `binding`.
+  /// Every problem with the checkpoint is one error message of the returned
+  /// error (llvm::handleAllErrors visits them in order). Checkpoint tensors
+  /// the model does not use and the binding does not ignore are written to
+  /// `warnings`, one line each.
   static llvm::Expected<std::unique_ptr<ParameterStore>>
   load(const CheckpointBinding &binding, std::vector<ModelParameter> params,
        llvm::StringRef checkpointDir, llvm::raw_ostream &warnings);

@@ -23,7 +23,7 @@
 #ifndef LINNET_RUNTIME_RANDOMWEIGHTS_H
 #define LINNET_RUNTIME_RANDOMWEIGHTS_H
 
-#include "linnet/Sema/ModelParameters.h"
+#include "linnet/Model/ModelParameter.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

@@ -15,9 +15,8 @@
 #ifndef LINNET_RUNTIME_SESSION_H
 #define LINNET_RUNTIME_SESSION_H
 
-#include "linnet/Sema/Binding.h"
-#include "linnet/Sema/ModelParameters.h"
-#include "linnet/Sema/Program.h"
+#include "linnet/Model/BoundGeneric.h"
+#include "linnet/Model/ModelParameter.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -80,9 +79,8 @@ struct SessionSizes {
   int64_t maxSeq = 0;
   int64_t vocab = 0;
 
-  /// The sizes of `model`; an error names a missing `Vocab` or `MaxSeq`.
-  static llvm::Expected<SessionSizes> of(const BoundModel &model);
-  /// The sizes given by bound `generics`.
+  /// The sizes given by bound `generics`; an error names a missing `Vocab`
+  /// or `MaxSeq`.
   static llvm::Expected<SessionSizes> of(llvm::ArrayRef<BoundGeneric> generics);
 };
 
@@ -138,11 +136,9 @@ public:
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
 
-  /// Allocates the states of `model`. Every state's leading dimension must
-  /// be the slot (`Batch`); the error names a state where it is not.
-  static llvm::Expected<std::unique_ptr<Session>>
-  create(const Program &program, const BoundModel &model);
   /// Allocates `states` (listStates of a model of `sizes`) in `memory`.
+  /// Every state's leading dimension must be the slot (`Batch`); the error
+  /// names a state where it is not.
   static llvm::Expected<std::unique_ptr<Session>>
   create(const SessionSizes &sizes, std::vector<ModelParameter> states,
          StateMemory memory = {});

@@ -14,6 +14,7 @@
 #define LINNET_SEMA_BINDING_H
 
 #include "linnet/Basic/Diagnostics.h"
+#include "linnet/Model/CheckpointBinding.h"
 #include "linnet/Sema/Program.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -21,20 +22,6 @@
 #include <map>
 
 namespace linnet {
-
-/// The file, next to the root block's module, that maps config fields to
-/// generics and (later) parameter paths to checkpoint tensor names.
-inline constexpr const char *kCheckpointBindingFile = "checkpoint_binding.json";
-
-struct BoundGeneric {
-  std::string name;
-  GenericKind kind = GenericKind::Dim;
-  int64_t size = 0;                       ///< Dim
-  ElementType element = ElementType::F32; ///< Float
-  std::string origin;                     ///< `config.json: vocab_size`, ...
-
-  std::string valueText() const;
-};
 
 /// One distinct instance of a block in the bound model: its Dim generics'
 /// values.

@@ -5,13 +5,14 @@
 // generated functions whose leading arguments are the weights, the
 // checkpoint writer) needs the same flat list of a bound model's `param`
 // members with their concrete shapes and element types, in one stable
-// order. This header defines that list.
+// order. This header makes that list from the checked program.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LINNET_SEMA_MODELPARAMETERS_H
 #define LINNET_SEMA_MODELPARAMETERS_H
 
+#include "linnet/Model/ModelParameter.h"
 #include "linnet/Sema/Binding.h"
 #include "linnet/Sema/Program.h"
 
@@ -20,24 +21,6 @@
 #include <vector>
 
 namespace linnet {
-
-/// One `param` of one block instance of a bound model.
-struct ModelParameter {
-  /// The subs' names from the root joined with '.', array elements as their
-  /// index, then the param's name: `groups.0.linear.1.linear_attn.A_log`.
-  std::string path;
-  std::vector<int64_t> shape;             ///< bound sizes
-  ElementType element = ElementType::F32; ///< Float generics substituted
-  bool optional = false;                  ///< `param bias: ...?`
-  /// The name of the block declaring it (`GatedRmsNorm`).
-  std::string block;
-
-  /// The last part of the path: the name the block declares it by.
-  llvm::StringRef name() const;
-  uint64_t elementCount() const;
-  /// `[64, 32] bf16`, for messages.
-  std::string typeText() const;
-};
 
 /// The parameters of `model`, depth first over the root's members in
 /// declaration order (a param where it is declared, a sub's parameters where

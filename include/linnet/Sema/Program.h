@@ -12,6 +12,8 @@
 #ifndef LINNET_SEMA_PROGRAM_H
 #define LINNET_SEMA_PROGRAM_H
 
+#include "linnet/Model/BoundGeneric.h"
+#include "linnet/Model/ElementType.h"
 #include "linnet/Sema/ShapeExpr.h"
 #include "linnet/Syntax/AST.h"
 
@@ -25,20 +27,6 @@
 #include <vector>
 
 namespace linnet {
-
-enum class GenericKind { Dim, Shape, Float };
-llvm::StringRef kindName(GenericKind kind);
-
-/// Element types of tensors and scalars.
-enum class ElementType { BF16, F16, F32, F64, I1, I8, I16, I32, I64 };
-std::optional<ElementType> parseElementType(llvm::StringRef name);
-llvm::StringRef elementTypeName(ElementType type);
-bool isFloatType(ElementType type);
-/// A Float generic's value from a config's dtype string (`bfloat16`,
-/// `float32`, or a Linnet name such as `bf16`).
-std::optional<ElementType> elementFromConfig(llvm::StringRef text);
-/// Bytes per element (i1 counts as one byte).
-unsigned elementTypeBytes(ElementType type);
 
 /// A generic parameter of a block or function.
 struct GenericDecl {

@@ -8,12 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "linnet/Runtime/CheckpointBinding.h"
+#include "linnet/Model/CheckpointBinding.h"
 
 #include "linnet/Basic/Errors.h"
 #include "linnet/Basic/JSON.h"
-#include "linnet/Sema/FieldExpression.h"
-#include "linnet/Sema/ShapeExpr.h"
+#include "linnet/Model/FieldExpression.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LINNET_RUNTIME_CHECKPOINTBINDING_H
-#define LINNET_RUNTIME_CHECKPOINTBINDING_H
+#ifndef LINNET_MODEL_CHECKPOINTBINDING_H
+#define LINNET_MODEL_CHECKPOINTBINDING_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -26,6 +26,10 @@
 #include <vector>
 
 namespace linnet {
+
+/// The file, next to the root block's module, that maps config fields to
+/// generics and parameter paths to checkpoint tensor names.
+inline constexpr const char *kCheckpointBindingFile = "checkpoint_binding.json";
 
 /// A dotted name pattern: literal segments, `{x}` (one segment) and `{x*}`
 /// (one or more segments).
@@ -158,4 +162,4 @@ private:
 
 } // namespace linnet
 
-#endif // LINNET_RUNTIME_CHECKPOINTBINDING_H
+#endif // LINNET_MODEL_CHECKPOINTBINDING_H

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "linnet/Sema/FieldExpression.h"
+#include "linnet/Model/FieldExpression.h"
 
 #include "llvm/ADT/StringExtras.h"
 

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LINNET_SEMA_CONFIGCONSTANTS_H
-#define LINNET_SEMA_CONFIGCONSTANTS_H
+#ifndef LINNET_MODEL_CONFIGCONSTANTS_H
+#define LINNET_MODEL_CONFIGCONSTANTS_H
 
 #include "llvm/Support/JSON.h"
 
@@ -44,4 +44,4 @@ readConfigConstants(const llvm::json::Object &constants,
 
 } // namespace linnet
 
-#endif // LINNET_SEMA_CONFIGCONSTANTS_H
+#endif // LINNET_MODEL_CONFIGCONSTANTS_H

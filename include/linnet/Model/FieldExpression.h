@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LINNET_SEMA_FIELDEXPRESSION_H
-#define LINNET_SEMA_FIELDEXPRESSION_H
+#ifndef LINNET_MODEL_FIELDEXPRESSION_H
+#define LINNET_MODEL_FIELDEXPRESSION_H
 
-#include "linnet/Sema/ShapeExpr.h"
+#include "linnet/Model/Rational.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -62,4 +62,4 @@ private:
 
 } // namespace linnet
 
-#endif // LINNET_SEMA_FIELDEXPRESSION_H
+#endif // LINNET_MODEL_FIELDEXPRESSION_H

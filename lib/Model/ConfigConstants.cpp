@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "linnet/Sema/ConfigConstants.h"
+#include "linnet/Model/ConfigConstants.h"
 
 #include "llvm/ADT/SmallVector.h"
 
