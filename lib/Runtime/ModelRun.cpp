@@ -22,6 +22,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -275,12 +276,26 @@ ModelRun::~ModelRun() {
   if (!device)
     return;
   session.reset();
-  for (void *parameter : parameterData)
-    device->free(parameter);
+  if (parameterArena)
+    device->free(parameterArena);
   CudaDevice::makeCurrent(nullptr);
 }
 
 namespace {
+
+/// Where each parameter starts in the device's arena: aligned for any
+/// load the kernels make (16-byte vectors; 256 as cudaMalloc aligns).
+constexpr uint64_t kArenaAlignment = 256;
+
+/// The device arena that holds every parameter, each aligned.
+uint64_t arenaBytes(llvm::ArrayRef<ModelParameter> parameters) {
+  uint64_t bytes = 0;
+  for (const ModelParameter &param : parameters)
+    bytes +=
+        llvm::alignTo(param.elementCount() * elementTypeBytes(param.element),
+                      kArenaAlignment);
+  return bytes;
+}
 
 uint64_t bytesOf(llvm::ArrayRef<ModelParameter> tensors) {
   uint64_t bytes = 0;
@@ -399,7 +414,7 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   // and free memory.
   if (options.gpu) {
     CudaRequirements needs = *options.gpu;
-    needs.memory = {{"parameters", bytesOf(manifest.parameters)},
+    needs.memory = {{"parameters", arenaBytes(manifest.parameters)},
                     {"states", bytesOf(manifest.states)}};
     auto opened = CudaDevice::open(needs);
     if (!opened)
@@ -426,13 +441,21 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   return run;
 }
 
-llvm::Expected<void *> ModelRun::allocateOnDevice(const ModelParameter &param,
-                                                  uint64_t bytes) {
-  void *copy = device->allocateDevice(bytes);
-  if (!copy)
-    return fail(ErrorId::DeviceOutOfMemory,
-                "GPU 0 has no " + formatBytes(bytes) + " left for parameter `" +
-                    param.path + "`");
+llvm::Expected<void *> ModelRun::placeOnDevice(uint64_t bytes) {
+  // One allocation for all of them, made before the first: the free memory
+  // was checked against its size when the device was opened.
+  if (!parameterArena) {
+    uint64_t total = arenaBytes(manifest->parameters);
+    parameterArena = device->allocateDevice(total);
+    if (!parameterArena)
+      return fail(ErrorId::DeviceOutOfMemory,
+                  "GPU 0 cannot allocate the " + formatBytes(total) +
+                      " of the parameters (" +
+                      std::to_string(manifest->parameters.size()) +
+                      " tensors) in one piece");
+  }
+  void *copy = static_cast<char *>(parameterArena) + arenaUsed;
+  arenaUsed += llvm::alignTo(bytes, kArenaAlignment);
   parameterData.push_back(copy);
   return copy;
 }
@@ -460,7 +483,7 @@ llvm::Error ModelRun::loadCheckpoint() {
   }
   ProgressBar progress("uploading the weights", bytesOf(manifest->parameters));
   for (const LoadedParameter &parameter : store->parameters()) {
-    auto copy = allocateOnDevice(*parameter.param, parameter.bytes);
+    auto copy = placeOnDevice(parameter.bytes);
     if (!copy)
       return copy.takeError();
     if (llvm::Error error =
@@ -492,7 +515,7 @@ llvm::Error ModelRun::drawParameters() {
     }
     if (!staging)
       staging.reset(new uint64_t[kStagingBytes / 8]);
-    auto copy = allocateOnDevice(param, bytes);
+    auto copy = placeOnDevice(bytes);
     if (!copy)
       return copy.takeError();
     uint64_t slice = kStagingBytes / elementBytes;

@@ -8,6 +8,8 @@
 //   no-device   the driver starts and counts no device
 //   sm80        an A100: compute capability 8.0
 //   small       compute capability 9.0 with 1 MB free
+//   fragmented  141 GB free, but no device allocation succeeds (memory
+//               taken since the check, or in pieces too small)
 //   (unset)     compute capability 9.0, 141 GB free; memory is the heap and
 //               copies are memcpy, but it cannot run a kernel: every launch
 //               fails (CUDA_ERROR_NOT_SUPPORTED)
@@ -125,6 +127,8 @@ CUresult cuLaunchKernel(CUfunc_st *, unsigned, unsigned, unsigned, unsigned,
   return kNotSupported;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
+  if (mode() == "fragmented")
+    return kOutOfMemory;
   void *block = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
   *pointer = reinterpret_cast<uintptr_t>(block);
   return block ? kSuccess : kOutOfMemory;

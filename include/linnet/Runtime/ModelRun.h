@@ -99,15 +99,18 @@ private:
   /// Fills each parameter from `options.randomWeights`, on the CPU in its
   /// own buffer, on a GPU through a bounded host buffer.
   llvm::Error drawParameters();
-  /// Device memory for `param`, or an error naming it.
-  llvm::Expected<void *> allocateOnDevice(const ModelParameter &param,
-                                          uint64_t bytes);
+  /// The next parameter's place (of `bytes`) in the device's parameter
+  /// arena, allocated whole at the first call; in the manifest's order.
+  llvm::Expected<void *> placeOnDevice(uint64_t bytes);
 
   /// Declared first, so that it outlives every buffer on it.
   std::unique_ptr<CudaDevice> device;
   /// Each parameter's data where the entries read it (the manifest's
-  /// order): the host's, or the device's copy.
+  /// order): the host's, or the device's copy in the arena.
   std::vector<void *> parameterData;
+  /// With a device: one allocation holding every parameter.
+  void *parameterArena = nullptr;
+  uint64_t arenaUsed = 0;
   /// Random weights drawn on the host (the CPU).
   std::vector<std::unique_ptr<uint64_t[]>> drawnParameters;
   const ModelManifest *manifest = nullptr;
