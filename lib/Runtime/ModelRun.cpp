@@ -504,9 +504,11 @@ llvm::Error ModelRun::drawParameters() {
     unsigned elementBytes = elementTypeBytes(param.element);
     uint64_t count = param.elementCount(), bytes = count * elementBytes;
     if (!device) {
-      // Zeros for an optional parameter, as for one a checkpoint lacks.
-      auto &buffer =
-          drawnParameters.emplace_back(new uint64_t[(bytes + 7) / 8]());
+      // Zeros for an optional parameter, as for one a checkpoint lacks;
+      // the others are written once, by the draw.
+      size_t words = size_t((bytes + 7) / 8);
+      auto &buffer = drawnParameters.emplace_back(
+          param.optional ? new uint64_t[words]() : new uint64_t[words]);
       if (!param.optional)
         random.fill(param, 0, count, buffer.get());
       parameterData.push_back(buffer.get());

@@ -58,9 +58,10 @@ void RandomWeights::draw(const ModelParameter &param, uint64_t start,
     uint64_t bits = splitmix64(key + (start + i) * 0xd1342543de82ef95ull);
     double value;
     if (d.kind == Distribution::Bell) {
-      double sum = double(bits & 0xffff) + double((bits >> 16) & 0xffff) +
-                   double((bits >> 32) & 0xffff) + double(bits >> 48);
-      value = (sum - 2 * 65536.0) * bellScale;
+      // Summed as integers (exact, as in doubles), converted once.
+      int64_t sum = int64_t((bits & 0xffff) + ((bits >> 16) & 0xffff) +
+                            ((bits >> 32) & 0xffff) + (bits >> 48));
+      value = double(sum - 2 * 65536) * bellScale;
     } else {
       value = double(bits >> 11) * 0x1.0p-53; // U(0, 1)
     }
