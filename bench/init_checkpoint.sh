@@ -7,14 +7,7 @@
 # Usage: bench/init_checkpoint.sh [build-dir]   (default: build)
 # SIZES="Vocab=... H=..." changes the model (every generic but Batch); the default is ~3.6 GB f32.
 set -euo pipefail
-top="$(cd "$(dirname "$0")/.." && pwd)"
-build="${1:-$top/build}"
-linnet="$build/bin/linnet"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-SIZES="${SIZES:-Vocab=32768 H=1024 Heads=8 KvHeads=2 HeadDim=128 KeyHeads=4 ValueHeads=8 KeyDim=64 ValueDim=64 Conv=1024 Width=4 Experts=64 TopK=4 ExpertInner=512 SharedInner=512 Groups=2 MaxSeq=512 T=f32}"
-binds=()
-for size in $SIZES; do binds+=(--bind "$size"); done
+source "$(dirname "$0")/sizes.sh"
 
 /usr/bin/time -v "$linnet" init-checkpoint "$top/models/qwen3_5_moe" "${binds[@]}" -o "$work/ck" \
   2> "$work/time.txt"
