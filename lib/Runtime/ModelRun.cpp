@@ -287,20 +287,14 @@ namespace {
 /// load the kernels make (16-byte vectors; 256 as cudaMalloc aligns).
 constexpr uint64_t kArenaAlignment = 256;
 
-/// The device arena that holds every parameter, each aligned.
-uint64_t arenaBytes(llvm::ArrayRef<ModelParameter> parameters) {
-  uint64_t bytes = 0;
-  for (const ModelParameter &param : parameters)
-    bytes +=
-        llvm::alignTo(param.elementCount() * elementTypeBytes(param.element),
-                      kArenaAlignment);
-  return bytes;
-}
-
-uint64_t bytesOf(llvm::ArrayRef<ModelParameter> tensors) {
+/// The bytes of `tensors`, each rounded up to `alignment` (the arena's
+/// layout; 1: packed).
+uint64_t bytesOf(llvm::ArrayRef<ModelParameter> tensors,
+                 uint64_t alignment = 1) {
   uint64_t bytes = 0;
   for (const ModelParameter &tensor : tensors)
-    bytes += tensor.elementCount() * elementTypeBytes(tensor.element);
+    bytes += llvm::alignTo(
+        tensor.elementCount() * elementTypeBytes(tensor.element), alignment);
   return bytes;
 }
 
@@ -414,8 +408,9 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   // and free memory.
   if (options.gpu) {
     CudaRequirements needs = *options.gpu;
-    needs.memory = {{"parameters", arenaBytes(manifest.parameters)},
-                    {"states", bytesOf(manifest.states)}};
+    needs.memory = {
+        {"parameters", bytesOf(manifest.parameters, kArenaAlignment)},
+        {"states", bytesOf(manifest.states)}};
     auto opened = CudaDevice::open(needs);
     if (!opened)
       return opened.takeError();
@@ -445,7 +440,7 @@ llvm::Expected<void *> ModelRun::placeOnDevice(uint64_t bytes) {
   // One allocation for all of them, made before the first: the free memory
   // was checked against its size when the device was opened.
   if (!parameterArena) {
-    uint64_t total = arenaBytes(manifest->parameters);
+    uint64_t total = bytesOf(manifest->parameters, kArenaAlignment);
     parameterArena = device->allocateDevice(total);
     if (!parameterArena)
       return fail(ErrorId::DeviceOutOfMemory,
