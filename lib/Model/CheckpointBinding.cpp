@@ -1,10 +1,9 @@
 //===- CheckpointBinding.cpp - Reading the model's name map ---------------===//
 //
 // Parses `checkpoint_binding.json` with llvm::json, reporting the file and
-// the JSON path of anything malformed; matches dotted name patterns segment
-// by segment; and evaluates the small integer expressions used both for
-// layer indices (`4 * g + j`) and for derived config sizes, exactly, with
-// Sema's FieldExpression.
+// the JSON path of anything malformed (its `config` object is ConfigRules');
+// matches dotted name patterns segment by segment; and fills name templates
+// with index expressions (`4 * g + j`), exactly, with FieldExpression.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,55 +20,6 @@
 
 using namespace linnet;
 namespace json = llvm::json;
-
-//===----------------------------------------------------------------------===//
-// Expressions
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-llvm::Expected<Rational>
-evaluateRational(llvm::StringRef text,
-                 const std::map<std::string, int64_t> &fields,
-                 std::vector<std::string> *missing) {
-  // Every missing name is collected, not only the first.
-  std::vector<std::string> absent;
-  FieldExpression expression;
-  auto value = expression.evaluate(
-      text,
-      [&](llvm::StringRef name,
-          FieldExpression::Failure &) -> std::optional<int64_t> {
-        auto it = fields.find(name.str());
-        if (it != fields.end())
-          return it->second;
-        absent.push_back(name.str());
-        return 1;
-      });
-  if (!value)
-    return llvm::createStringError("`" + text + "`: " + expression.problem);
-  if (!absent.empty()) {
-    if (missing)
-      *missing = absent;
-    return llvm::createStringError("`" + text + "`: no value for `" +
-                                   absent.front() + "`");
-  }
-  return *value;
-}
-
-} // namespace
-
-llvm::Expected<int64_t>
-linnet::evaluateIntegerExpression(llvm::StringRef text,
-                                  const std::map<std::string, int64_t> &fields,
-                                  std::vector<std::string> *missing) {
-  auto value = evaluateRational(text, fields, missing);
-  if (!value)
-    return value.takeError();
-  if (!value->isInteger())
-    return llvm::createStringError("`" + text + "` is " + value->str() +
-                                   ", not an integer");
-  return value->numerator();
-}
 
 //===----------------------------------------------------------------------===//
 // Name patterns and templates
@@ -255,34 +205,18 @@ CheckpointBinding::parse(llvm::StringRef text, llvm::StringRef path) {
   CheckpointBinding binding;
   binding.file = path.str();
 
-  if (const json::Object *config = root->getObject("config")) {
-    if (auto name = config->getString("section"))
-      binding.section = name->str();
-    if (const json::Object *defaults = config->getObject("defaults"))
-      for (const auto &[key, value] : *defaults) {
-        if (auto integer = jsonInteger(value))
-          binding.defaults.push_back(key.str() + "=" +
-                                     std::to_string(*integer));
-        else if (auto text = value.getAsString())
-          binding.defaults.push_back(key.str() + "=" + text->str());
-      }
-    if (const json::Value *layout = config->get("template")) {
-      if (!layout->getAsObject())
-        return reader.error("config.template", "expected an object");
-      binding.templateValue = *layout;
+  const json::Object *config = root->getObject("config");
+  binding.configRules = ConfigRules(config, path);
+  if (binding.configRules.templateMalformed())
+    return reader.error("config.template", "expected an object");
+  for (const ConfigRule &rule : binding.configRules.rules())
+    if (rule.form == ConfigRule::Form::Malformed) {
+      auto fields =
+          reader.strings(config->getObject("generics")->get(rule.generic),
+                         "config.generics." + rule.generic);
+      if (!fields)
+        return fields.takeError();
     }
-    if (const json::Object *generics = config->getObject("generics"))
-      for (const auto &[key, rule] : *generics) {
-        if (auto single = rule.getAsString()) {
-          binding.integerRules.emplace_back(key.str(), single->str());
-          continue;
-        }
-        auto fields = reader.strings(&rule, "config.generics." + key.str());
-        if (!fields)
-          return fields.takeError();
-        binding.floatRules[key.str()] = *fields;
-      }
-  }
 
   const json::Object *parameters = root->getObject("parameters");
   if (!parameters)
@@ -485,7 +419,9 @@ llvm::Error CheckpointBinding::checkLayerTypes(const json::Object &config,
   const json::Value *value = config.get(layerField);
   if (!value)
     return llvm::Error::success(); // the default pattern applies
-  std::string field = (section.empty() ? "" : section + ".") + layerField;
+  std::string field =
+      (configRules.section().empty() ? "" : configRules.section() + ".") +
+      layerField;
   std::string patternText;
   for (const std::string &type : layerPattern)
     patternText += (patternText.empty() ? "`" : ", `") + type + "`";
@@ -518,117 +454,4 @@ llvm::Error CheckpointBinding::checkLayerTypes(const json::Object &config,
     return fail("`" + field + "` lists " + llvm::Twine(types->size()) +
                 " layers, not a whole number of repetitions" + rule);
   return llvm::Error::success();
-}
-
-std::vector<std::string>
-CheckpointBinding::floatFields(llvm::StringRef generic) const {
-  auto it = floatRules.find(generic.str());
-  return it == floatRules.end() ? std::vector<std::string>() : it->second;
-}
-
-llvm::Expected<std::map<std::string, int64_t>>
-CheckpointBinding::configFieldsFor(
-    const std::map<std::string, int64_t> &generics) const {
-  std::map<std::string, int64_t> fields;
-  std::vector<std::pair<std::string, std::string>> pending;
-  for (const auto &[generic, rule] : integerRules) {
-    if (!generics.count(generic))
-      continue;
-    llvm::StringRef text = llvm::StringRef(rule).trim();
-    bool plainField = !text.empty() && llvm::all_of(text, [](char c) {
-      return llvm::isAlnum(c) || c == '_';
-    }) && !llvm::isDigit(text.front());
-    if (plainField)
-      fields[text.str()] = generics.at(generic);
-    else
-      pending.emplace_back(generic, rule);
-  }
-  // Each pass settles the expressions with at most one unknown field.
-  while (!pending.empty()) {
-    bool progress = false;
-    std::string stuck;
-    for (auto it = pending.begin(); it != pending.end();) {
-      const auto &[generic, rule] = *it;
-      int64_t want = generics.at(generic);
-      std::vector<std::string> missing;
-      auto value = evaluateRational(rule, fields, &missing);
-      if (value) {
-        if (*value != Rational(want)) {
-          std::string with;
-          std::set<std::string> shown;
-          llvm::SmallVector<llvm::StringRef> words;
-          llvm::SplitString(rule, words, " +-*/()");
-          for (llvm::StringRef word : words)
-            if (auto field = fields.find(word.str());
-                field != fields.end() && shown.insert(field->first).second)
-              with += (with.empty() ? "" : ", ") + field->first + " = " +
-                      std::to_string(field->second);
-          return makeError(
-              ErrorId::CheckpointConfigUnwritable,
-              "`" + generic + "` is bound to " + std::to_string(want) +
-                  ", but `" + rule + "` is " + value->str() + " with " + with +
-                  "; a checkpoint cannot hold both (checkpoint binding `" +
-                  file + "`)");
-        }
-        it = pending.erase(it);
-        progress = true;
-        continue;
-      }
-      llvm::consumeError(value.takeError());
-      std::set<std::string> unknown(missing.begin(), missing.end());
-      if (unknown.size() != 1) {
-        stuck = generic;
-        ++it;
-        continue;
-      }
-      // Linear in the unknown x: f(x) = a x + b, so x = (want - b) / a.
-      std::string name = *unknown.begin();
-      Rational samples[3];
-      bool ok = true;
-      for (int x = 0; x < 3; ++x) {
-        std::map<std::string, int64_t> trial = fields;
-        trial[name] = x + 1;
-        auto sample = evaluateRational(rule, trial, nullptr);
-        if (!sample) {
-          llvm::consumeError(sample.takeError());
-          ok = false;
-          break;
-        }
-        samples[x] = *sample;
-      }
-      // Any step may overflow 64 bits (negating the smallest integer too).
-      auto subtract = [](const Rational &a,
-                         const Rational &b) -> std::optional<Rational> {
-        auto negated = b.negate();
-        return negated ? a.add(*negated) : std::nullopt;
-      };
-      std::optional<Rational> slope, slope2, offset, solution;
-      if (ok) {
-        slope = subtract(samples[1], samples[0]);
-        slope2 = subtract(samples[2], samples[1]);
-        ok = slope && slope2 && *slope == *slope2 && !slope->isZero();
-      }
-      if (ok) {
-        offset = subtract(samples[0], *slope); // f(0)
-        auto rest = offset ? subtract(Rational(want), *offset) : std::nullopt;
-        solution = rest ? rest->divide(*slope) : std::nullopt;
-      }
-      if (!ok || !solution || !solution->isInteger() ||
-          solution->numerator() <= 0)
-        return makeError(ErrorId::CheckpointConfigUnwritable,
-                         "`" + generic + "` = " + std::to_string(want) +
-                             " gives no positive integer `" + name +
-                             "` through `" + rule + "` (checkpoint binding `" +
-                             file + "`)");
-      fields[name] = solution->numerator();
-      it = pending.erase(it);
-      progress = true;
-    }
-    if (!progress)
-      return makeError(ErrorId::CheckpointConfigUnwritable,
-                       "cannot derive the config fields of `" + stuck +
-                           "` from the generics (checkpoint binding `" + file +
-                           "`)");
-  }
-  return fields;
 }

@@ -105,3 +105,44 @@ std::optional<Rational> FieldExpression::factor() {
   fieldsRead.emplace_back(word.str(), *value);
   return Rational(*value);
 }
+
+llvm::Expected<Rational>
+linnet::evaluateRational(llvm::StringRef text,
+                         const std::map<std::string, int64_t> &fields,
+                         std::vector<std::string> *missing) {
+  // Every missing name is collected, not only the first.
+  std::vector<std::string> absent;
+  FieldExpression expression;
+  auto value = expression.evaluate(
+      text,
+      [&](llvm::StringRef name,
+          FieldExpression::Failure &) -> std::optional<int64_t> {
+        auto it = fields.find(name.str());
+        if (it != fields.end())
+          return it->second;
+        absent.push_back(name.str());
+        return 1;
+      });
+  if (!value)
+    return llvm::createStringError("`" + text + "`: " + expression.problem);
+  if (!absent.empty()) {
+    if (missing)
+      *missing = absent;
+    return llvm::createStringError("`" + text + "`: no value for `" +
+                                   absent.front() + "`");
+  }
+  return *value;
+}
+
+llvm::Expected<int64_t>
+linnet::evaluateIntegerExpression(llvm::StringRef text,
+                                  const std::map<std::string, int64_t> &fields,
+                                  std::vector<std::string> *missing) {
+  auto value = evaluateRational(text, fields, missing);
+  if (!value)
+    return value.takeError();
+  if (!value->isInteger())
+    return llvm::createStringError("`" + text + "` is " + value->str() +
+                                   ", not an integer");
+  return value->numerator();
+}

@@ -11,7 +11,7 @@
 #include "linnet/Basic/Errors.h"
 
 #include "linnet/Basic/JSON.h"
-#include "linnet/Model/ConfigConstants.h"
+#include "linnet/Model/ConfigRules.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -177,105 +177,78 @@ llvm::Error ModelManifest::checkConfigAgrees(
     return invalid(llvm::toString(bindingJSON.takeError()));
   const json::Object *configObject = config->getAsObject();
   const json::Object *bindingObject = bindingJSON->getAsObject();
-  const json::Object *rules =
-      bindingObject ? bindingObject->getObject("config") : nullptr;
   if (!configObject)
     return makeError(ErrorId::CheckpointConfigMalformed,
                      "`" + path + "`: the top level is not an object");
-  if (!rules)
-    return llvm::Error::success();
-  const json::Object *section = configObject;
-  std::string sectionName; // `text_config.`, for messages
-  if (auto name = rules->getString("section"))
-    if (const json::Object *nested = configObject->getObject(*name)) {
-      section = nested;
-      sectionName = name->str() + ".";
-    }
-  std::map<std::string, int64_t> fields;
-  for (const auto &[key, value] : *section)
-    if (auto integer = jsonInteger(value))
-      fields[key.str()] = *integer;
+  ConfigRules rules(bindingObject ? bindingObject->getObject("config")
+                                  : nullptr,
+                    bindingPath);
+  ConfigReading reading = rules.read(*configObject);
 
-  const json::Object *genericRules = rules->getObject("generics");
-  for (size_t i = 0; genericRules && i < generics.size(); ++i) {
+  for (size_t i = 0; i < generics.size(); ++i) {
     const BoundGeneric &generic = generics[i];
-    const json::Value *rule = genericRules->get(generic.name);
-    if (!rule || i >= fromConfig.size() || !fromConfig[i])
+    const ConfigValue *read = reading.find(generic.name);
+    if (!read || i >= fromConfig.size() || !fromConfig[i])
       continue;
     if (generic.kind == GenericKind::Float) {
-      std::vector<llvm::StringRef> names;
-      if (auto single = rule->getAsString())
-        names.push_back(*single);
-      else if (const json::Array *list = rule->getAsArray())
-        for (const json::Value &entry : *list)
-          if (auto name = entry.getAsString())
-            names.push_back(*name);
-      for (llvm::StringRef name : names) {
-        const json::Value *value = section->get(name);
-        if (!value)
-          value = configObject->get(name);
-        if (!value)
-          continue;
-        auto text = value->getAsString();
-        auto element = text ? elementFromConfig(*text) : std::nullopt;
-        if (element != generic.element)
-          return makeError(
-              ErrorId::CheckpointConfigMismatch,
-              "`" + path + "` binds `" + generic.name + "` to " +
-                  (text ? text->str() : std::string("a non-string")) +
-                  " (field `" + name + "`), but this binary was built for " +
-                  elementTypeName(generic.element));
-        break;
-      }
+      if (!read->value)
+        continue;
+      auto text = read->value->getAsString();
+      auto element = text ? elementFromConfig(*text) : std::nullopt;
+      if (element != generic.element)
+        return makeError(
+            ErrorId::CheckpointConfigMismatch,
+            "`" + path + "` binds `" + generic.name + "` to " +
+                (text ? text->str() : std::string("a non-string")) +
+                " (field `" + read->field +
+                "`), but this binary was built for " +
+                elementTypeName(generic.element));
       continue;
     }
-    auto text = rule->getAsString();
-    if (!text)
+    if (read->rule->form != ConfigRule::Form::Expression)
       continue;
-    std::vector<std::string> missing;
-    auto value = evaluateIntegerExpression(*text, fields, &missing);
-    if (!value) {
-      llvm::consumeError(value.takeError());
+    const std::string &text = read->rule->expression;
+    if (!read->size || !read->size->isInteger()) {
+      bool noField = !read->size &&
+                     (read->failure == FieldExpression::Failure::MissingField ||
+                      read->failure == FieldExpression::Failure::NotInteger);
       return makeError(ErrorId::CheckpointConfigMismatch,
                        "`" + path + "` does not give `" + generic.name +
-                           "` (`" + *text + "`" +
-                           (missing.empty() ? std::string()
-                                            : "; no integer field `" +
-                                                  missing.front() + "`") +
+                           "` (`" + text + "`" +
+                           (noField
+                                ? "; no integer field `" + read->problem + "`"
+                                : std::string()) +
                            "); this binary was built for " + generic.name +
                            " = " + std::to_string(generic.size));
     }
-    if (*value != generic.size)
+    if (read->size->numerator() != generic.size)
       return makeError(ErrorId::CheckpointConfigMismatch,
                        "`" + path + "` binds `" + generic.name + "` to " +
-                           std::to_string(*value) + " (`" + *text +
-                           "`), but this binary was built for " +
+                           std::to_string(read->size->numerator()) + " (`" +
+                           text + "`), but this binary was built for " +
                            std::to_string(generic.size));
   }
 
-  // The numbers the model's source fixes (rope theta, norm epsilons).
-  if (const json::Object *constants = rules->getObject("constants")) {
-    std::vector<std::string> malformed; // checked when the binary was built
-    for (const ConfigConstant &constant :
-         readConfigConstants(*constants, *section, malformed)) {
-      if (!constant.value) {
-        std::string written;
-        llvm::raw_string_ostream(written) << json::Value(constant.expected);
-        warning("`" + path + "` has no `" + sectionName + constant.field +
-                "`; using " + written + ", the value `" + model +
-                "` is written for");
-        continue;
-      }
-      if (constant.agrees)
-        continue;
-      std::string shown, written;
-      llvm::raw_string_ostream(shown) << *constant.value;
+  // The numbers the model's source fixes (rope theta, norm epsilons);
+  // malformed rules were refused when the binary was built.
+  for (const ConfigConstant &constant : reading.constants) {
+    if (!constant.value) {
+      std::string written;
       llvm::raw_string_ostream(written) << json::Value(constant.expected);
-      return makeError(ErrorId::CheckpointConfigMismatch,
-                       "`" + path + "`: field `" + constant.field + "` is " +
-                           shown + ", but `" + model + "` is written for " +
-                           written + "; another value needs a changed model");
+      warning("`" + path + "` has no `" + reading.sectionPrefix +
+              constant.field + "`; using " + written + ", the value `" + model +
+              "` is written for");
+      continue;
     }
+    if (constant.agrees)
+      continue;
+    std::string shown, written;
+    llvm::raw_string_ostream(shown) << *constant.value;
+    llvm::raw_string_ostream(written) << json::Value(constant.expected);
+    return makeError(ErrorId::CheckpointConfigMismatch,
+                     "`" + path + "`: field `" + constant.field + "` is " +
+                         shown + ", but `" + model + "` is written for " +
+                         written + "; another value needs a changed model");
   }
   return llvm::Error::success();
 }

@@ -282,11 +282,7 @@ llvm::Error checkConfig(const CheckpointBinding &binding,
   if (!object)
     return makeError(ErrorId::CheckpointConfigMalformed,
                      "`" + path + "`: the top level is not an object");
-  const json::Object *section = object;
-  if (!binding.configSection().empty())
-    if (const json::Object *nested = object->getObject(binding.configSection()))
-      section = nested;
-  return binding.checkLayerTypes(*section, path);
+  return binding.checkLayerTypes(binding.config().sectionOf(*object), path);
 }
 
 } // namespace

@@ -11,7 +11,7 @@
 #include "linnet/Sema/Binding.h"
 
 #include "linnet/Basic/JSON.h"
-#include "linnet/Model/ConfigConstants.h"
+#include "linnet/Model/ConfigRules.h"
 #include "linnet/Model/FieldExpression.h"
 #include "linnet/Sema/DeclChecker.h"
 #include "linnet/Sema/DeclPrinter.h"
@@ -201,12 +201,11 @@ bool ModelBinder::bindConfig(llvm::StringRef configPath) {
   if (!binding || !config)
     return false;
 
-  const json::Object *bindingConfig = nullptr;
-  const json::Object *generics = nullptr;
-  if (const json::Object *object = binding->getAsObject())
-    if ((bindingConfig = object->getObject("config")))
-      generics = bindingConfig->getObject("generics");
-  if (!generics) {
+  const json::Object *bindingObject = binding->getAsObject();
+  ConfigRules rules(bindingObject ? bindingObject->getObject("config")
+                                  : nullptr,
+                    bindingPath);
+  if (!rules.hasGenerics()) {
     diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
                  "expected an object `config.generics`");
     return false;
@@ -217,171 +216,119 @@ bool ModelBinder::bindConfig(llvm::StringRef configPath) {
                  "the top level is not an object");
     return false;
   }
-  // Text models nest their sizes under a section such as `text_config`;
-  // a text-only config keeps them at the top level.
-  const json::Object *section = configObject;
-  std::string sectionName;
-  if (auto name = bindingConfig->getString("section"))
-    if (const json::Object *nested = configObject->getObject(*name)) {
-      section = nested;
-      sectionName = name->str() + ".";
-    }
+  ConfigReading reading = rules.read(*configObject);
+  const std::string &sectionName = reading.sectionPrefix;
 
   bool ok = true;
   for (const GenericDecl &generic : root.generics) {
-    const json::Value *rule = generics->get(generic.name);
-    if (!rule)
+    const ConfigValue *read = reading.find(generic.name);
+    if (!read)
       continue;
+    const ConfigRule &rule = *read->rule;
     if (generic.kind == GenericKind::Float) {
-      // A list of fields, the first present wins (`dtype`, `torch_dtype`).
-      std::vector<llvm::StringRef> fields;
-      if (auto single = rule->getAsString())
-        fields.push_back(*single);
-      else if (const json::Array *list = rule->getAsArray())
-        for (const json::Value &entry : *list)
-          if (auto name = entry.getAsString())
-            fields.push_back(*name);
-      bool found = false;
-      for (llvm::StringRef field : fields) {
-        const json::Value *value = section->get(field);
-        const json::Object *where = section;
-        if (!value) {
-          value = configObject->get(field);
-          where = configObject;
-        }
-        if (!value)
-          continue;
-        auto text = value->getAsString();
-        std::string origin = configPath.str() + ": " +
-                             (where == section ? sectionName : "") +
-                             field.str();
-        if (!text) {
-          diags.report(diag::ConfigField, configPath.str(),
-                       "field `" +
-                           (where == section ? sectionName : std::string()) +
-                           field.str() + "` is not a string; `" + generic.name +
-                           "` is bound from it");
-          ok = false;
-        } else {
-          ok &= bindValue(generic, *text, origin);
-        }
-        found = true;
-        break;
+      // Absent: the generic's default or an override applies.
+      if (!read->value)
+        continue;
+      std::string field = (read->inSection ? sectionName : "") + read->field;
+      if (auto text = read->value->getAsString())
+        ok &= bindValue(generic, *text, configPath.str() + ": " + field);
+      else {
+        diags.report(diag::ConfigField, configPath.str(),
+                     "field `" + field + "` is not a string; `" + generic.name +
+                         "` is bound from it");
+        ok = false;
       }
-      (void)found; // absent: the generic's default or an override applies
       continue;
     }
-    auto text = rule->getAsString();
-    if (!text) {
+    if (rule.form != ConfigRule::Form::Expression) {
       diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
                    "the rule for `" + generic.name + "` is not a string");
       ok = false;
       continue;
     }
-    FieldExpression expression;
-    auto value = expression.evaluate(
-        *text,
-        [&](llvm::StringRef name,
-            FieldExpression::Failure &failure) -> std::optional<int64_t> {
-          const json::Value *field = section->get(name);
-          if (!field)
-            return std::nullopt;
-          failure = FieldExpression::Failure::NotInteger;
-          return jsonInteger(*field);
-        });
+    const std::string &text = rule.expression;
     std::string ruleText =
-        "`" + generic.name + "` is bound from `" + text->str() + "`";
-    if (!value) {
-      switch (expression.failure) {
+        "`" + generic.name + "` is bound from `" + text + "`";
+    if (!read->size) {
+      switch (read->failure) {
       case FieldExpression::Failure::BadExpression:
         diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
-                     "the rule `" + text->str() + "` for `" + generic.name +
-                         "`: " + expression.problem);
+                     "the rule `" + text + "` for `" + generic.name +
+                         "`: " + read->problem);
         break;
       case FieldExpression::Failure::MissingField:
         diags.report(diag::ConfigField, configPath.str(),
-                     "no field `" + sectionName + expression.problem + "`; " +
+                     "no field `" + sectionName + read->problem + "`; " +
                          ruleText);
         break;
       case FieldExpression::Failure::NotInteger:
         diags.report(diag::ConfigField, configPath.str(),
-                     "field `" + sectionName + expression.problem +
+                     "field `" + sectionName + read->problem +
                          "` is not an integer; " + ruleText);
         break;
       case FieldExpression::Failure::Overflow:
         diags.report(diag::ConfigField, configPath.str(),
-                     expression.problem + "; " + ruleText);
+                     read->problem + "; " + ruleText);
         break;
       }
       ok = false;
       continue;
     }
-    if (!value->isInteger()) {
+    if (!read->size->isInteger()) {
       std::string fieldsText;
-      for (const auto &[field, fieldValue] : expression.fieldsRead)
+      for (const auto &[field, fieldValue] : read->fieldsRead)
         fieldsText += (fieldsText.empty() ? "" : ", ") + field + " = " +
                       std::to_string(fieldValue);
-      diags.report(diag::NonIntegralShape, generic.name + " = " + text->str(),
-                   value->str(),
+      diags.report(diag::NonIntegralShape, generic.name + " = " + text,
+                   read->size->str(),
                    "with " + fieldsText + " from `" + configPath.str() + "`");
       ok = false;
       continue;
     }
-    ok &= bindValue(generic, std::to_string(value->numerator()),
-                    configPath.str() + ": " + sectionName + text->str());
+    ok &= bindValue(generic, std::to_string(read->size->numerator()),
+                    configPath.str() + ": " + sectionName + text);
   }
   // Numbers the model's source fixes (rope theta, norm epsilons): a config
   // that says otherwise describes another model, which would run silently
   // wrong; an absent field means the usual value.
-  if (const json::Object *constants = bindingConfig->getObject("constants")) {
-    std::vector<std::string> malformed;
-    for (const ConfigConstant &constant :
-         readConfigConstants(*constants, *section, malformed)) {
-      if (!constant.value) {
-        diags.report(diag::ConfigConstantAbsent, configPath.str(),
-                     sectionName + constant.field,
-                     fmt::format("{}", constant.expected),
-                     root.qualifiedName());
-        continue;
-      }
-      if (constant.agrees)
-        continue;
-      std::optional<double> actual = constant.value->getAsNumber();
-      if (!actual)
-        diags.report(diag::ConfigField, configPath.str(),
-                     "field `" + sectionName + constant.field +
-                         "` is not a number");
-      else
-        diags.report(diag::ConfigField, configPath.str(),
-                     "field `" + sectionName + constant.field + "` is " +
-                         fmt::format("{}", *actual) + ", but `" +
-                         root.qualifiedName() + "` is written for " +
-                         fmt::format("{}", constant.expected) +
-                         (constant.used.empty() ? std::string()
-                                                : " (" + constant.used + ")") +
-                         "; another value needs a changed model");
-      ok = false;
+  for (const ConfigConstant &constant : reading.constants) {
+    if (!constant.value) {
+      diags.report(diag::ConfigConstantAbsent, configPath.str(),
+                   sectionName + constant.field,
+                   fmt::format("{}", constant.expected), root.qualifiedName());
+      continue;
     }
-    for (const std::string &name : malformed) {
-      diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
-                   "the constant `" + name +
-                       "` needs `fields` (a list) and `value` (a number)");
-      ok = false;
-    }
+    if (constant.agrees)
+      continue;
+    std::optional<double> actual = constant.value->getAsNumber();
+    if (!actual)
+      diags.report(diag::ConfigField, configPath.str(),
+                   "field `" + sectionName + constant.field +
+                       "` is not a number");
+    else
+      diags.report(diag::ConfigField, configPath.str(),
+                   "field `" + sectionName + constant.field + "` is " +
+                       fmt::format("{}", *actual) + ", but `" +
+                       root.qualifiedName() + "` is written for " +
+                       fmt::format("{}", constant.expected) +
+                       (constant.used.empty() ? std::string()
+                                              : " (" + constant.used + ")") +
+                       "; another value needs a changed model");
+    ok = false;
+  }
+  for (const std::string &name : reading.malformedConstants) {
+    diags.report(diag::CheckpointBindingInvalid, std::string(bindingPath),
+                 "the constant `" + name +
+                     "` needs `fields` (a list) and `value` (a number)");
+    ok = false;
   }
   // Sizes a checkpoint does not hold (the number of state slots, `Batch`).
-  if (const json::Object *defaults = bindingConfig->getObject("defaults"))
-    for (const GenericDecl &generic : root.generics)
-      if (!values.count(generic.name))
-        if (const json::Value *value = defaults->get(generic.name)) {
-          std::string text;
-          if (auto integer = jsonInteger(*value))
-            text = std::to_string(*integer);
-          else if (auto string = value->getAsString())
-            text = string->str();
-          ok &=
-              bindValue(generic, text, std::string(bindingPath) + ": defaults");
-        }
+  for (const GenericDecl &generic : root.generics)
+    for (llvm::StringRef binding : rules.defaultBindings())
+      if (binding.consume_front(generic.name) && binding.consume_front("=") &&
+          !values.count(generic.name))
+        ok &= bindValue(generic, binding,
+                        std::string(bindingPath) + ": defaults");
   return ok;
 }
 

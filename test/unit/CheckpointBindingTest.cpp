@@ -102,16 +102,16 @@ TEST(CheckpointBinding, RenamesPrefixesAndStacks) {
 
   // Inverting the config map: Groups solves for num_hidden_layers, Conv is
   // checked against the fields the other generics set.
-  auto fields = binding->configFieldsFor({{"H", 8}, {"Groups", 3}});
+  auto fields = binding->config().fieldsFor({{"H", 8}, {"Groups", 3}});
   ASSERT_TRUE(bool(fields));
   EXPECT_EQ(fields->at("num_hidden_layers"), 12);
   EXPECT_EQ(fields->at("hidden_size"), 8);
-  auto conv = binding->configFieldsFor({{"Conv", 10}});
+  auto conv = binding->config().fieldsFor({{"Conv", 10}});
   EXPECT_FALSE(bool(conv)); // two unknown fields
   llvm::consumeError(conv.takeError());
   // Conv's fields set by Heads and Dim give 2 * 2 * 3 + 2 = 14, not 10.
   auto both =
-      binding->configFieldsFor({{"Conv", 10}, {"Heads", 2}, {"Dim", 3}});
+      binding->config().fieldsFor({{"Conv", 10}, {"Heads", 2}, {"Dim", 3}});
   ASSERT_FALSE(bool(both));
   std::string message = llvm::toString(both.takeError());
   EXPECT_NE(message.find("; a checkpoint cannot hold both"), std::string::npos);

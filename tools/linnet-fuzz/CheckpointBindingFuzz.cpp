@@ -100,12 +100,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         {"Conv", 64 * scale},  {"Width", 4},           {"Experts", 4},
         {"TopK", 2},           {"ExpertInner", 16},    {"SharedInner", 16},
         {"Groups", 2 * scale}, {"MaxSeq", 16},         {"Batch", 1}};
-    auto fields = binding->configFieldsFor(generics);
+    auto fields = binding->config().fieldsFor(generics);
     consume(fields);
   }
   for (const char *generic : {"T", "Vocab"})
-    (void)binding->floatFields(generic);
-  (void)binding->configTemplate();
-  (void)binding->defaultBindings();
+    (void)binding->config().find(generic);
+  (void)binding->config().templateObject();
+  (void)binding->config().defaultBindings();
+  // A config read by the rules: the small model's sizes at the top level.
+  json::Object config;
+  for (const ConfigRule &rule : binding->config().rules())
+    for (const std::string &field : rule.fields)
+      config[field] = 4;
+  ConfigReading reading = binding->config().read(config);
+  (void)reading.find("H");
   return 0;
 }

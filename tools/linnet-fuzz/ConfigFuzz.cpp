@@ -140,12 +140,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // The loader checks the config section's layer pattern.
   if (auto document = parseJSON(text)) {
     if (const llvm::json::Object *root = document->getAsObject()) {
-      const llvm::json::Object *section = root;
-      if (const llvm::json::Object *nested =
-              root->getObject(loaded.binding->configSection()))
-        section = nested;
-      if (llvm::Error error =
-              loaded.binding->checkLayerTypes(*section, "config.json"))
+      if (llvm::Error error = loaded.binding->checkLayerTypes(
+              loaded.binding->config().sectionOf(*root), "config.json"))
         llvm::consumeError(std::move(error));
     }
   } else {

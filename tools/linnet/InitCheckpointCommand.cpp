@@ -109,7 +109,7 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
   const BlockDecl *root = findRootBlock(session.program, session.diags);
   // Sizes a checkpoint does not hold (`Batch`) take the binding's defaults
   // unless given.
-  std::vector<std::string> bindArgs = binding->defaultBindings();
+  std::vector<std::string> bindArgs = binding->config().defaultBindings();
   bindArgs.insert(bindArgs.end(), initBindings.begin(), initBindings.end());
   std::optional<ElementType> storage;
   if (!dtypeOption.empty()) {
@@ -156,23 +156,18 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
   for (const BoundGeneric &generic : bound->generics)
     if (generic.kind == GenericKind::Dim)
       dims[generic.name] = generic.size;
-  auto fields = binding->configFieldsFor(dims);
+  auto fields = binding->config().fieldsFor(dims);
   if (!fields)
     return reportError(fields.takeError());
   json::Value config = json::Object();
-  if (const json::Object *layout = binding->configTemplate())
+  if (const json::Object *layout = binding->config().templateObject())
     config = json::Object(*layout);
   for (const std::string &arg : initBindings)
     if (!llvm::StringRef(arg).contains('=') && llvm::sys::fs::exists(arg))
       if (auto given = readConfig(arg); given && given->getAsObject())
         config = std::move(*given);
-  json::Object *top = config.getAsObject();
-  json::Object *section = top;
-  if (!binding->configSection().empty()) {
-    if (!top->getObject(binding->configSection()))
-      (*top)[binding->configSection()] = json::Object();
-    section = top->getObject(binding->configSection());
-  }
+  json::Object *section =
+      &binding->config().sectionToWrite(*config.getAsObject());
   for (const auto &[field, value] : *fields)
     (*section)[field] = value;
   if (!binding->layerTypesField().empty()) {
@@ -187,8 +182,9 @@ int linnet::driver::runInitCheckpoint(const char *argv0) {
   for (const BoundGeneric &generic : bound->generics)
     if (generic.kind == GenericKind::Float) {
       storage = storage.value_or(generic.element);
-      for (const std::string &field : binding->floatFields(generic.name))
-        (*section)[field] = configDtypeName(generic.element);
+      if (const ConfigRule *rule = binding->config().find(generic.name))
+        for (const std::string &field : rule->fields)
+          (*section)[field] = configDtypeName(generic.element);
     }
   if (storage && *storage != ElementType::BF16 && *storage != ElementType::F32)
     return reportError(ErrorId::ParameterNotDrawable,

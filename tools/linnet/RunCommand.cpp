@@ -168,8 +168,9 @@ int linnet::driver::runRun(const char *argv0) {
     std::optional<CheckpointBinding> binding = loadRootBinding(session);
     if (!binding)
       return 1;
-    bindArgs.insert(bindArgs.begin(), binding->defaultBindings().begin(),
-                    binding->defaultBindings().end());
+    bindArgs.insert(bindArgs.begin(),
+                    binding->config().defaultBindings().begin(),
+                    binding->config().defaultBindings().end());
   }
   // The inputs and the checkpoint are checked once the sizes are bound,
   // before the model is compiled; then only the entries the run calls are.

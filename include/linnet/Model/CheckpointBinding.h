@@ -2,8 +2,8 @@
 //-*-===//
 //
 // A model's `checkpoint_binding.json` says how a Hugging Face checkpoint
-// binds it: which config fields give the root's generics (`config`, also
-// read by Sema's Binding), and how each Linnet parameter path is named in
+// binds it: which config fields give the root's generics (`config`, read by
+// ConfigRules), and how each Linnet parameter path is named in
 // the checkpoint (`parameters`): ordered rename rules with placeholders and
 // index expressions, accepted name prefixes, an alternative stacked layout
 // for fused tensors, names to ignore, and the layer pattern the config must
@@ -14,6 +14,8 @@
 
 #ifndef LINNET_MODEL_CHECKPOINTBINDING_H
 #define LINNET_MODEL_CHECKPOINTBINDING_H
+
+#include "linnet/Model/ConfigRules.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -65,14 +67,6 @@ llvm::Expected<std::string>
 expandTemplate(llvm::StringRef text,
                const std::map<std::string, std::string> &captures);
 
-/// Evaluates `+ - * /`, parentheses, integers and names looked up in
-/// `fields`, exactly; `missing` collects names `fields` lacks (then the
-/// result is an error).
-llvm::Expected<int64_t>
-evaluateIntegerExpression(llvm::StringRef text,
-                          const std::map<std::string, int64_t> &fields,
-                          std::vector<std::string> *missing = nullptr);
-
 /// The longest tensor name a rename may produce: real names are under 200
 /// bytes, and rules like `{r*}` -> `{r}.{r}` would otherwise double a name
 /// once per rule.
@@ -116,24 +110,8 @@ public:
   const std::string &layerTypesField() const { return layerField; }
   const std::string &layerCountField() const { return layerCount; }
 
-  /// `config.section`.
-  const std::string &configSection() const { return section; }
-  /// Config field values that give `generics` (Dim generics' values by
-  /// name), inverting `config.generics`: a rule naming one field sets it; an
-  /// expression is solved for its one unknown field (it must be linear in
-  /// it) or, with none unknown, checked against the generic's value.
-  /// Float generics are left out.
-  llvm::Expected<std::map<std::string, int64_t>>
-  configFieldsFor(const std::map<std::string, int64_t> &generics) const;
-  /// `config.template`: the config.json a written checkpoint starts from
-  /// (null when the binding has none).
-  const llvm::json::Object *configTemplate() const {
-    return templateValue.getAsObject();
-  }
-  /// `config.defaults`: generics a checkpoint does not hold, as `Name=Value`.
-  const std::vector<std::string> &defaultBindings() const { return defaults; }
-  /// The config fields a Float generic is read from (first present wins).
-  std::vector<std::string> floatFields(llvm::StringRef generic) const;
+  /// The `config` rules: how a config.json gives the generics.
+  const ConfigRules &config() const { return configRules; }
 
 private:
   struct Rename {
@@ -146,11 +124,7 @@ private:
     std::vector<std::string> parts;
   };
   std::string file;
-  std::string section;
-  llvm::json::Value templateValue = nullptr;
-  std::vector<std::string> defaults;
-  std::vector<std::pair<std::string, std::string>> integerRules;
-  std::map<std::string, std::vector<std::string>> floatRules;
+  ConfigRules configRules;
   std::vector<Rename> renames;
   std::vector<std::string> prefixList;
   std::vector<std::string> unprefixed;

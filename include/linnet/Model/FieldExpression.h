@@ -17,6 +17,9 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
 
 #include <optional>
 #include <string>
@@ -59,6 +62,21 @@ private:
   Lookup lookup = nullptr;
   size_t pos = 0;
 };
+
+/// The exact value of `text` with names looked up in `fields`; `missing`
+/// collects every name `fields` lacks (then the result is an error).
+llvm::Expected<Rational>
+evaluateRational(llvm::StringRef text,
+                 const std::map<std::string, int64_t> &fields,
+                 std::vector<std::string> *missing = nullptr);
+
+/// Evaluates `+ - * /`, parentheses, integers and names looked up in
+/// `fields`, exactly; `missing` collects names `fields` lacks (then the
+/// result is an error).
+llvm::Expected<int64_t>
+evaluateIntegerExpression(llvm::StringRef text,
+                          const std::map<std::string, int64_t> &fields,
+                          std::vector<std::string> *missing = nullptr);
 
 } // namespace linnet
 
