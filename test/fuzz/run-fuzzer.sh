@@ -21,6 +21,7 @@ targets=(
   "config|8192|config.json binding the qwen3_5_moe model, and a built model's config check"
   "checkpoint-binding|8192|checkpoint_binding.json, then renames, prefixes and config fields"
   "script|8192|linnet run --script files, then the calls checked against a session"
+  "tokenizer|32768|tokenizer.json, then a text encoded with it, decoded and streamed back"
 )
 
 usage() {

@@ -258,6 +258,8 @@ int main(int argc, char **argv) {
     return runRun(argv[0]);
   if (buildCommand)
     return runBuild(argv[0]);
+  if (tokenizeCommand)
+    return runTokenize(argv[0]);
   return reportError(ErrorId::CommandMissing,
                      "no command given; try `linnet --help`");
 }

@@ -11,6 +11,10 @@ packages=(
   libboost-dev libfmt-dev libgtest-dev graphviz python3-numpy
   # OpenMP runtime for CPU code (replaces libomp-dev; docs/MLIR22_NOTES.md §2)
   libomp-22-dev
+  # The tokenizer: regexes and Unicode normal forms (lib/Text)
+  libpcre2-dev libutf8proc-dev
+  # The test references for text (tools/scripts/setup-python.sh)
+  python3-venv
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -31,3 +35,4 @@ if [ ! -f "$build/build.ninja" ]; then
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
 fi
 cmake --build "$build"
+"$top/tools/scripts/setup-python.sh"
