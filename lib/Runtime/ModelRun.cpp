@@ -12,6 +12,7 @@
 #include "linnet/Runtime/ModelRun.h"
 
 #include "linnet/Basic/Errors.h"
+#include "linnet/Basic/JSON.h"
 #include "linnet/Basic/OutputFile.h"
 #include "linnet/Basic/ProgressBar.h"
 #include "linnet/Runtime/FloatConversion.h"
@@ -243,20 +244,36 @@ llvm::Error RunOptions::validate() const {
                     : "--checkpoint and --random-weights are two sources "
                       "of the weights; give one");
   if (int(tokens.has_value()) + int(script.has_value()) +
-          int(prompt.has_value()) !=
+          int(prompt.has_value()) + int(promptText.has_value()) !=
       1)
     return fail(ErrorId::RunOptionsInvalid,
                 "give one of --tokens (a stateless entry), --script "
-                "(entry calls against one session) or --prompt-tokens "
-                "with --generate (greedy generation)");
+                "(entry calls against one session), or --prompt-tokens or "
+                "--prompt with --generate (greedy generation)");
+  if (!tokenizer.empty() && !promptText)
+    return fail(ErrorId::RunOptionsInvalid,
+                "--tokenizer goes with --prompt, the text it encodes");
+  if (promptText && randomWeights && tokenizer.empty())
+    return fail(ErrorId::RunOptionsInvalid,
+                "--prompt with --random-weights needs --tokenizer DIR, a "
+                "folder with the tokenizer.json to encode it with");
+  if (promptText && !generate)
+    return fail(ErrorId::RunOptionsInvalid,
+                "--prompt needs --generate N, the number of tokens to "
+                "generate");
+  if (promptText && !out.empty())
+    return fail(ErrorId::RunOptionsInvalid,
+                "--out does not go with --generate, which prints "
+                "the generated text");
   if (!tokens && entry)
     return fail(ErrorId::RunOptionsInvalid,
                 "--entry goes with --tokens; a script names the entry "
                 "of each call, and generation runs `prefill` and "
                 "`decode`");
-  if (generate && !prompt)
+  if (generate && !prompt && !promptText)
     return fail(ErrorId::RunOptionsInvalid,
-                "--generate needs --prompt-tokens, the ids to start from");
+                "--generate needs --prompt-tokens or --prompt, the ids or "
+                "the text to start from");
   if (script && out.empty())
     return fail(ErrorId::RunOptionsInvalid,
                 "--script needs --out, the folder for each call's "
@@ -355,15 +372,45 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
     if (count == 0)
       return fail(ErrorId::RunOptionsInvalid,
                   "--generate: give at least 1 token to generate");
-    auto rows =
-        parseTokenRows("--prompt-tokens", *options.prompt, sizes->vocab);
-    if (!rows)
-      return rows.takeError();
-    if (rows->size() != 1)
-      return fail(ErrorId::TokenRowsMalformed,
-                  "--prompt-tokens: " + std::to_string(rows->size()) +
-                      " rows; give one prompt, ids separated by `,`");
-    const std::vector<int32_t> &prompt = rows->front();
+    std::vector<int32_t> prompt;
+    if (options.promptText) {
+      std::string folder =
+          options.tokenizer.empty() ? options.checkpoint : options.tokenizer;
+      auto tokenizer = Tokenizer::loadFolder(folder);
+      if (!tokenizer)
+        return withContext("--prompt: ", tokenizer.takeError());
+      auto ids = tokenizer->encode(*options.promptText);
+      if (!ids)
+        return withContext("--prompt: ", ids.takeError());
+      if (ids->empty())
+        return fail(ErrorId::RunOptionsInvalid,
+                    "--prompt: the prompt is empty; give the text to start "
+                    "from");
+      for (int32_t id : *ids)
+        if (id >= sizes->vocab)
+          return fail(
+              ErrorId::TokenOutOfVocabulary,
+              "--prompt: the tokenizer gives the id " + std::to_string(id) +
+                  ", but `" + manifest.model + "` is bound to `Vocab` = " +
+                  std::to_string(sizes->vocab) + "; the tokenizer in `" +
+                  folder + "` is not this checkpoint's");
+      auto stops = generationStopIds(folder);
+      if (!stops)
+        return stops.takeError();
+      run->stopIds = std::move(*stops);
+      run->tokenizer = std::make_unique<Tokenizer>(std::move(*tokenizer));
+      prompt = std::move(*ids);
+    } else {
+      auto rows =
+          parseTokenRows("--prompt-tokens", *options.prompt, sizes->vocab);
+      if (!rows)
+        return rows.takeError();
+      if (rows->size() != 1)
+        return fail(ErrorId::TokenRowsMalformed,
+                    "--prompt-tokens: " + std::to_string(rows->size()) +
+                        " rows; give one prompt, ids separated by `,`");
+      prompt = rows->front();
+    }
     // The last generated token is not fed back.
     int64_t total = int64_t(prompt.size()) + int64_t(count) - 1;
     if (total > sizes->maxSeq)
@@ -381,7 +428,9 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
     prefill.length = int64_t(prompt.size());
     for (int64_t b = 0; b < sizes->batch; ++b)
       prefill.tokens.insert(prefill.tokens.end(), prompt.begin(), prompt.end());
-    if (llvm::Error error = checkCalls("--prompt-tokens", manifest, {prefill}))
+    if (llvm::Error error =
+            checkCalls(options.promptText ? "--prompt" : "--prompt-tokens",
+                       manifest, {prefill}))
       return std::move(error);
     if (count > 1 && !manifest.hasEntry("decode"))
       return fail(ErrorId::EntryUnavailable,
@@ -390,7 +439,7 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   llvm::SetVector<llvm::StringRef> names;
   for (const EntryCall &call : run->calls)
     names.insert(entryName(call.entry));
-  if (options.prompt) {
+  if (options.prompt || options.promptText) {
     names.insert("prefill");
     if (*options.generate > 1)
       names.insert("decode");
@@ -707,6 +756,10 @@ llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
   std::vector<float> logits;
   EntryCall step = prefill;
   double prefillSeconds = 0, decodeSeconds = 0;
+  std::optional<TextStream> stream;
+  if (tokenizer)
+    stream.emplace(*tokenizer);
+  size_t untokened = 0;
   while (generated.size() < count) {
     auto stepStart = std::chrono::steady_clock::now();
     if (llvm::Error error = callEntry(packed, step, shape, logits))
@@ -718,6 +771,23 @@ llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
     // Greedy: the largest logit of row 0.
     int32_t best = int32_t(largestLogits(logits.data(), shape.back(), 1)[0]);
     generated.push_back(best);
+    if (tokenizer) {
+      // Text as it comes; an end-of-sequence id ends it, unprinted.
+      if (llvm::is_contained(stopIds, best))
+        break;
+      // The model's vocabulary may be larger than the tokenizer's (padded
+      // embeddings): such an id has no text, as in HF's decoding.
+      if (best >= tokenizer->vocabularySize() ||
+          tokenizer->tokenBytes(best).empty()) {
+        ++untokened;
+      } else {
+        auto text = stream->push(best);
+        if (!text)
+          return withContext("--generate: ", text.takeError());
+        llvm::outs() << *text;
+        llvm::outs().flush();
+      }
+    }
     int32_t nextPos = int32_t(step.pos + step.length);
     step = EntryCall();
     step.entry = EntryKind::Decode;
@@ -726,9 +796,18 @@ llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
     step.tokens.assign(size_t(prefill.rows), best);
     step.pos = nextPos;
   }
-  for (size_t i = 0; i < generated.size(); ++i)
-    llvm::outs() << (i ? " " : "") << generated[i];
+  if (stream)
+    llvm::outs() << stream->finish();
+  else
+    for (size_t i = 0; i < generated.size(); ++i)
+      llvm::outs() << (i ? " " : "") << generated[i];
   llvm::outs() << "\n";
+  if (untokened)
+    llvm::errs() << options.tool << ": note: " << untokened
+                 << " generated ids have no token in `" << tokenizer->path()
+                 << "` (its ids are below " << tokenizer->vocabularySize()
+                 << ", the model's below " << shape.back()
+                 << "): they print as nothing\n";
   if (options.timings) {
     llvm::errs() << llvm::format("%s: load %.3f s, prefill %.3f s (%lld "
                                  "tokens)",
@@ -742,6 +821,68 @@ llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
   }
   return llvm::Error::success();
 }
+llvm::Error linnet::setPromptText(RunOptions &options,
+                                  const llvm::cl::opt<std::string> &text,
+                                  llvm::StringRef file) {
+  if (text.getNumOccurrences() && !file.empty())
+    return fail(ErrorId::RunOptionsInvalid,
+                "--prompt and --prompt-file are two prompts; give one");
+  if (text.getNumOccurrences())
+    options.promptText = text.getValue();
+  if (file.empty())
+    return llvm::Error::success();
+  auto buffer =
+      llvm::MemoryBuffer::getFileOrSTDIN(file, /*IsText=*/false, false);
+  if (!buffer)
+    return fail(ErrorId::RunOptionsInvalid,
+                "--prompt-file: cannot read `" + file +
+                    "`: " + buffer.getError().message());
+  options.promptText = (*buffer)->getBuffer().str();
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<int32_t>>
+linnet::generationStopIds(llvm::StringRef folder) {
+  llvm::SmallString<256> path(folder);
+  llvm::sys::path::append(path, "generation_config.json");
+  if (!llvm::sys::fs::exists(path))
+    return std::vector<int32_t>();
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fail(ErrorId::GenerationConfigMalformed,
+                "cannot read `" + path.str().str() +
+                    "`: " + buffer.getError().message());
+  auto parsed = parseJSON((*buffer)->getBuffer());
+  if (!parsed)
+    return fail(ErrorId::GenerationConfigMalformed,
+                "`" + path.str().str() + "` is not JSON " +
+                    llvm::toString(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root)
+    return fail(ErrorId::GenerationConfigMalformed,
+                "`" + path.str().str() + "` is not a JSON object");
+  std::vector<int32_t> ids;
+  const llvm::json::Value *eos = root->get("eos_token_id");
+  if (!eos || eos->kind() == llvm::json::Value::Null)
+    return ids;
+  std::vector<const llvm::json::Value *> values;
+  if (const llvm::json::Array *list = eos->getAsArray())
+    for (const llvm::json::Value &value : *list)
+      values.push_back(&value);
+  else
+    values.push_back(eos);
+  for (const llvm::json::Value *value : values) {
+    std::optional<int64_t> id = jsonInteger(*value);
+    if (!id || *id < 0 || *id > INT32_MAX)
+      return fail(ErrorId::GenerationConfigMalformed,
+                  "`" + path.str().str() +
+                      "`: `eos_token_id` is not a token id or a list of "
+                      "them");
+    ids.push_back(int32_t(*id));
+  }
+  return ids;
+}
+
 llvm::Expected<std::vector<std::vector<int32_t>>>
 linnet::parseTokenRows(llvm::StringRef option, llvm::StringRef text,
                        int64_t vocab) {

@@ -64,6 +64,19 @@ cl::opt<std::string>
     prompt("prompt-tokens",
            cl::desc("Generate greedily from these token ids (\"1,2,3\")"),
            cl::value_desc("ids"));
+cl::opt<std::string>
+    promptText("prompt",
+               cl::desc("Generate greedily from this text, encoded with the "
+                        "checkpoint's tokenizer.json, and print the text"),
+               cl::value_desc("text"));
+cl::opt<std::string> promptFile("prompt-file",
+                                cl::desc("--prompt with the text in FILE"),
+                                cl::value_desc("file"));
+cl::opt<std::string> tokenizerDir(
+    "tokenizer",
+    cl::desc("With --prompt: the folder with the tokenizer.json (and "
+             "generation_config.json) instead of the checkpoint"),
+    cl::value_desc("dir"));
 cl::opt<unsigned> generate("generate",
                            cl::desc("How many tokens to generate from "
                                     "--prompt-tokens"),
@@ -155,6 +168,9 @@ int main(int argc, char **argv) {
     options.prompt = prompt;
   if (generate.getNumOccurrences())
     options.generate = generate;
+  if (llvm::Error error = setPromptText(options, promptText, promptFile))
+    return reportError(llvm::toString(std::move(error)));
+  options.tokenizer = tokenizerDir;
   options.out = out;
   options.top = top;
   options.timings = timings;

@@ -72,6 +72,19 @@ cl::opt<std::string>
     runPrompt("prompt-tokens",
               cl::desc("Generate greedily from these token ids (\"1,2,3\")"),
               cl::value_desc("ids"), cl::sub(runCommand));
+cl::opt<std::string>
+    runPromptText("prompt",
+                  cl::desc("Generate greedily from this text, encoded with the "
+                           "checkpoint's tokenizer.json, and print the text"),
+                  cl::value_desc("text"), cl::sub(runCommand));
+cl::opt<std::string> runPromptFile("prompt-file",
+                                   cl::desc("--prompt with the text in FILE"),
+                                   cl::value_desc("file"), cl::sub(runCommand));
+cl::opt<std::string> runTokenizer(
+    "tokenizer",
+    cl::desc("With --prompt: the folder with the tokenizer.json (and "
+             "generation_config.json) instead of the checkpoint"),
+    cl::value_desc("dir"), cl::sub(runCommand));
 cl::opt<unsigned> runGenerate("generate",
                               cl::desc("How many tokens to generate from "
                                        "--prompt-tokens"),
@@ -132,6 +145,9 @@ int linnet::driver::runRun(const char *argv0) {
     options.prompt = runPrompt;
   if (runGenerate.getNumOccurrences())
     options.generate = runGenerate;
+  if (llvm::Error error = setPromptText(options, runPromptText, runPromptFile))
+    return reportError(std::move(error));
+  options.tokenizer = runTokenizer;
   options.out = runOutput;
   options.top = runTop;
   options.timings = runTimings;

