@@ -24,6 +24,12 @@ text_python = os.path.join(config.linnet_source_dir, ".python", "bin", "python3"
 if os.path.exists(text_python):
     config.available_features.add("text-references")
 config.substitutions.append(("%textpython", text_python))
+# Real checkpoints' chat templates (llama.cpp's models/templates, from the
+# same set-up).
+chat_templates = os.path.join(config.linnet_source_dir, ".python", "chat-templates")
+if os.path.isdir(chat_templates):
+    config.available_features.add("chat-templates")
+config.substitutions.append(("%chat_templates", chat_templates))
 
 # The fuzz build (build-fuzz/, LINNET_ENABLE_FUZZER=ON): every linnet library
 # and tool carries ASan and UBSan. A report aborts the process, so that a

@@ -22,6 +22,7 @@ targets=(
   "checkpoint-binding|8192|checkpoint_binding.json, then renames, prefixes and config fields"
   "script|8192|linnet run --script files, then the calls checked against a session"
   "tokenizer|32768|tokenizer.json, then a text encoded with it, decoded and streamed back"
+  "template|16384|chat templates (Jinja), then a chat (messages JSON) rendered with them"
 )
 
 usage() {
@@ -78,11 +79,17 @@ cmake --build "$build" --target "linnet-fuzz-$name"
 work="$build/corpus/$name"
 artifacts="$build/artifacts/$name"
 mkdir -p "$work" "$artifacts"
+seeds=("$top/test/fuzz/corpus/$name")
+# The real checkpoints' chat templates setup-python.sh unpacks seed the
+# template target too (they are not the project's to commit).
+if [ "$name" = template ] && [ -d "$top/.python/chat-templates" ]; then
+  seeds+=("$top/.python/chat-templates")
+fi
 # Deep recursion is a finding: keep the stack small enough to notice it.
 ulimit -s 8192
 # In fork mode libFuzzer would skip timeouts and running out of memory
 # unless told otherwise: both are findings here.
-exec "$build/bin/linnet-fuzz-$name" "$work" "$top/test/fuzz/corpus/$name" \
+exec "$build/bin/linnet-fuzz-$name" "$work" "${seeds[@]}" \
   -dict="$top/test/fuzz/$name.dict" -max_total_time="$seconds" \
   -max_len="$max_len" -timeout=10 -rss_limit_mb=4096 \
   -fork="${FUZZ_JOBS:-2}" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0 \

@@ -125,6 +125,8 @@ extern llvm::cl::SubCommand buildCommand;
 int runBuild(const char *argv0);
 extern llvm::cl::SubCommand tokenizeCommand;
 int runTokenize(const char *argv0);
+extern llvm::cl::SubCommand templateCommand;
+int runTemplate(const char *argv0);
 
 /// The runtime's view of a bound model (ModelRun, a built binary): the
 /// generics, parameters, states, every entry of the root and the checkpoint

@@ -260,6 +260,8 @@ int main(int argc, char **argv) {
     return runBuild(argv[0]);
   if (tokenizeCommand)
     return runTokenize(argv[0]);
+  if (templateCommand)
+    return runTemplate(argv[0]);
   return reportError(ErrorId::CommandMissing,
                      "no command given; try `linnet --help`");
 }

@@ -11,8 +11,9 @@ packages=(
   libboost-dev libfmt-dev libgtest-dev graphviz python3-numpy
   # OpenMP runtime for CPU code (replaces libomp-dev; docs/MLIR22_NOTES.md §2)
   libomp-22-dev
-  # The tokenizer: regexes and Unicode normal forms (lib/Text)
-  libpcre2-dev libutf8proc-dev
+  # The tokenizer: regexes and Unicode normal forms (lib/Text); chat
+  # templates: Unicode classes and JSON with ordered keys (lib/Template)
+  libpcre2-dev libutf8proc-dev nlohmann-json3-dev
   # The test references for text (tools/scripts/setup-python.sh)
   python3-venv
 )

@@ -124,14 +124,6 @@ private:
   std::string pending;
 };
 
-/// Whether `text` is valid UTF-8; if not, the offset of the first byte of
-/// the first ill-formed sequence.
-std::optional<size_t> firstInvalidUTF8(llvm::StringRef text);
-
-/// `bytes` with each ill-formed UTF-8 sequence replaced by U+FFFD, one per
-/// maximal ill-formed subpart (as Rust's from_utf8_lossy and Python do).
-std::string replaceInvalidUTF8(llvm::StringRef bytes);
-
 } // namespace linnet
 
 #endif // LINNET_TEXT_TOKENIZER_H
