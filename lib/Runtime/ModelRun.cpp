@@ -18,6 +18,7 @@
 #include "linnet/Runtime/FloatConversion.h"
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Runtime/RandomWeights.h"
+#include "linnet/Text/StopStrings.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -236,6 +237,21 @@ linnet::checkpointConfig(llvm::StringRef checkpoint) {
 }
 
 llvm::Error RunOptions::validate() const {
+  if (samplingGiven && !generate)
+    return fail(ErrorId::RunOptionsInvalid,
+                "the sampling options (--temperature, --top-k, ...) choose "
+                "the tokens of --generate; give --generate N");
+  if (llvm::Error error = sampling.validate())
+    return error;
+  if (!stopStrings.empty() && !promptText)
+    return fail(ErrorId::RunOptionsInvalid,
+                "--stop ends the text of --prompt; with --prompt-tokens the "
+                "output is ids");
+  for (size_t i = 0; i < stopStrings.size(); ++i)
+    if (stopStrings[i].empty())
+      return fail(ErrorId::RunOptionsInvalid,
+                  "--stop " + std::to_string(i + 1) +
+                      " is empty; give the text that ends generation");
   if (checkpoint.empty() == !randomWeights)
     return fail(ErrorId::RunOptionsInvalid,
                 checkpoint.empty()
@@ -760,6 +776,11 @@ llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
   if (tokenizer)
     stream.emplace(*tokenizer);
   size_t untokened = 0;
+  Sampler sampler(options.sampling);
+  StopStringMatcher stops(options.stopStrings);
+  // What the penalties read: the prompt, then each token generated.
+  std::vector<int32_t> history(prefill.tokens.begin(),
+                               prefill.tokens.begin() + prefill.length);
   while (generated.size() < count) {
     auto stepStart = std::chrono::steady_clock::now();
     if (llvm::Error error = callEntry(packed, step, shape, logits))
@@ -768,9 +789,10 @@ llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
                          std::move(error));
     (generated.empty() ? prefillSeconds : decodeSeconds) +=
         secondsSince(stepStart);
-    // Greedy: the largest logit of row 0.
-    int32_t best = int32_t(largestLogits(logits.data(), shape.back(), 1)[0]);
+    // Row 0's logits (every row runs the same prompt).
+    int32_t best = sampler.sample(logits.data(), shape.back(), history);
     generated.push_back(best);
+    history.push_back(best);
     if (tokenizer) {
       // Text as it comes; an end-of-sequence id ends it, unprinted.
       if (llvm::is_contained(stopIds, best))
@@ -784,8 +806,10 @@ llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
         auto text = stream->push(best);
         if (!text)
           return withContext("--generate: ", text.takeError());
-        llvm::outs() << *text;
+        llvm::outs() << stops.push(*text);
         llvm::outs().flush();
+        if (stops.stopped())
+          break;
       }
     }
     int32_t nextPos = int32_t(step.pos + step.length);
@@ -796,9 +820,10 @@ llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
     step.tokens.assign(size_t(prefill.rows), best);
     step.pos = nextPos;
   }
-  if (stream)
-    llvm::outs() << stream->finish();
-  else
+  if (stream) {
+    llvm::outs() << stops.push(stream->finish());
+    llvm::outs() << stops.finish();
+  } else
     for (size_t i = 0; i < generated.size(); ++i)
       llvm::outs() << (i ? " " : "") << generated[i];
   llvm::outs() << "\n";

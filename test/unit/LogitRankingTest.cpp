@@ -1,6 +1,6 @@
 //===- LogitRankingTest.cpp - largestLogits is a total order --------------===//
 //
-// `--top` and greedy generation rank logits with largestLogits; with a NaN
+// `--top` ranks logits with largestLogits; with a NaN
 // among them a comparator that is not a strict weak order scrambles the
 // ranking, so these cases pin the order: larger first, ties to the lower
 // id, NaN after every number.

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Basic/Errors.h"
+#include "linnet/Runtime/GenerationFlags.h"
 #include "linnet/Runtime/ModelRun.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -90,6 +91,7 @@ cl::opt<unsigned> top("top",
                       cl::desc("Tokens printed per row without --out "
                                "(default 5)"),
                       cl::init(5));
+linnet::GenerationFlags generation(cl::SubCommand::getTopLevel());
 cl::opt<bool> timings("timings",
                       cl::desc("Print the time of each step to stderr"));
 cl::opt<std::string>
@@ -171,6 +173,9 @@ int main(int argc, char **argv) {
   if (llvm::Error error = setPromptText(options, promptText, promptFile))
     return reportError(llvm::toString(std::move(error)));
   options.tokenizer = tokenizerDir;
+  options.sampling = generation.options();
+  options.samplingGiven = generation.samplingGiven();
+  options.stopStrings.assign(generation.stop.begin(), generation.stop.end());
   options.out = out;
   options.top = top;
   options.timings = timings;

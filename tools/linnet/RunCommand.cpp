@@ -12,6 +12,7 @@
 
 #include "Driver.h"
 
+#include "linnet/Runtime/GenerationFlags.h"
 #include "linnet/Runtime/ModelRun.h"
 #include "linnet/Target/CPU/CpuExecutable.h"
 
@@ -108,6 +109,7 @@ cl::opt<std::string> runDevice(
              "driver) or emulated (the GPU kernels run by this machine's CPU, "
              "one thread at a time)"),
     cl::sub(runCommand));
+GenerationFlags runGeneration(runCommand);
 cl::opt<bool> runTimings("timings",
                          cl::desc("Print the time of each step to stderr"),
                          cl::sub(runCommand));
@@ -148,6 +150,10 @@ int linnet::driver::runRun(const char *argv0) {
   if (llvm::Error error = setPromptText(options, runPromptText, runPromptFile))
     return reportError(std::move(error));
   options.tokenizer = runTokenizer;
+  options.sampling = runGeneration.options();
+  options.samplingGiven = runGeneration.samplingGiven();
+  options.stopStrings.assign(runGeneration.stop.begin(),
+                             runGeneration.stop.end());
   options.out = runOutput;
   options.top = runTop;
   options.timings = runTimings;

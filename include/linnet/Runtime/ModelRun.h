@@ -19,6 +19,7 @@
 #include "linnet/Runtime/ModelManifest.h"
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Runtime/RuntimeCalls.h"
+#include "linnet/Runtime/Sampler.h"
 #include "linnet/Runtime/Session.h"
 #include "linnet/Text/Tokenizer.h"
 
@@ -57,6 +58,12 @@ struct RunOptions {
   std::optional<std::string> promptText;
   std::string tokenizer;
   std::optional<unsigned> generate;
+  /// How --generate chooses each token (greedy by default).
+  SamplingOptions sampling;
+  /// Whether a sampling option was given: they need --generate.
+  bool samplingGiven = false;
+  /// --stop: the generated text ends before the first of these (--prompt).
+  std::vector<std::string> stopStrings;
   std::string out;
   unsigned top = 5;
   bool timings = false;
