@@ -87,19 +87,25 @@ Sampler::distribution(const float *logits, int64_t vocab,
   }
   for (double &score : scores)
     score /= options.temperature;
-  // The candidates, most likely first.
   std::vector<int32_t> order(static_cast<size_t>(vocab));
   for (int32_t id = 0; id < vocab; ++id)
     order[size_t(id)] = id;
-  std::stable_sort(order.begin(), order.end(), moreLikely);
-  size_t kept = order.size();
-  // top-k keeps every token tied with the k-th, as transformers' does.
-  if (options.topK > 0 && size_t(options.topK) < kept) {
-    double threshold = scores[size_t(order[size_t(options.topK) - 1])];
-    while (kept > size_t(options.topK) &&
-           scores[size_t(order[kept - 1])] < threshold)
-      --kept;
+  // top-k keeps every token tied with the k-th, as transformers' does; it
+  // is found by selection, so that only those are sorted, not the whole
+  // vocabulary.
+  if (options.topK > 0 && size_t(options.topK) < order.size()) {
+    auto kth = order.begin() + (options.topK - 1);
+    std::nth_element(order.begin(), kth, order.end(), moreLikely);
+    double threshold = scores[size_t(*kth)];
+    order.erase(std::partition(order.begin(), order.end(),
+                               [&](int32_t id) {
+                                 return scores[size_t(id)] >= threshold;
+                               }),
+                order.end());
   }
+  // The candidates, most likely first (moreLikely is a total order).
+  std::sort(order.begin(), order.end(), moreLikely);
+  size_t kept = order.size();
   auto probabilities = [&] {
     double top = scores[size_t(order[0])], sum = 0;
     std::vector<double> p(kept);

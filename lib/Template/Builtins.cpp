@@ -903,11 +903,8 @@ llvm::Expected<bool> testString(const Value &v, CallArguments &) {
 llvm::Expected<bool> testMapping(const Value &v, CallArguments &) {
   return v.is(Kind::Dict);
 }
+/// `is iterable` and `is sequence` (jinja2's Undefined is both).
 llvm::Expected<bool> testIterable(const Value &v, CallArguments &) {
-  return v.isUndefined() || v.is(Kind::String) || v.is(Kind::List) ||
-         v.is(Kind::Dict);
-}
-llvm::Expected<bool> testSequence(const Value &v, CallArguments &) {
   return v.isUndefined() || v.is(Kind::String) || v.is(Kind::List) ||
          v.is(Kind::Dict);
 }
@@ -1101,7 +1098,7 @@ const TestFunction kTests[] = {
     {"number", testNumber},
     {"odd", testOdd},
     {"sameas", testSameAs},
-    {"sequence", testSequence},
+    {"sequence", testIterable},
     {"string", testString},
     {"test", testTest},
     {"true", testTrue},
