@@ -15,6 +15,7 @@
 #include "linnet/Basic/JSON.h"
 #include "linnet/Basic/OutputFile.h"
 #include "linnet/Basic/ProgressBar.h"
+#include "linnet/Basic/UTF8.h"
 #include "linnet/Runtime/FloatConversion.h"
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Runtime/RandomWeights.h"
@@ -27,12 +28,15 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <numeric>
 
 using namespace linnet;
@@ -237,16 +241,17 @@ linnet::checkpointConfig(llvm::StringRef checkpoint) {
 }
 
 llvm::Error RunOptions::validate() const {
-  if (samplingGiven && !generate)
+  bool text = promptText || chat;
+  if (sampling.any() && !generate)
     return fail(ErrorId::RunOptionsInvalid,
                 "the sampling options (--temperature, --top-k, ...) choose "
                 "the tokens of --generate; give --generate N");
-  if (llvm::Error error = sampling.validate())
+  if (llvm::Error error = sampling.over(SamplingOptions()).validate())
     return error;
-  if (!stopStrings.empty() && !promptText)
+  if (!stopStrings.empty() && !text)
     return fail(ErrorId::RunOptionsInvalid,
-                "--stop ends the text of --prompt; with --prompt-tokens the "
-                "output is ids");
+                "--stop ends the text of --prompt or --chat; with "
+                "--prompt-tokens the output is ids");
   for (size_t i = 0; i < stopStrings.size(); ++i)
     if (stopStrings[i].empty())
       return fail(ErrorId::RunOptionsInvalid,
@@ -260,24 +265,42 @@ llvm::Error RunOptions::validate() const {
                     : "--checkpoint and --random-weights are two sources "
                       "of the weights; give one");
   if (int(tokens.has_value()) + int(script.has_value()) +
-          int(prompt.has_value()) + int(promptText.has_value()) !=
+          int(prompt.has_value()) + int(promptText.has_value()) +
+          int(chat.has_value()) !=
       1)
     return fail(ErrorId::RunOptionsInvalid,
                 "give one of --tokens (a stateless entry), --script "
-                "(entry calls against one session), or --prompt-tokens or "
-                "--prompt with --generate (greedy generation)");
-  if (!tokenizer.empty() && !promptText)
+                "(entry calls against one session), or --prompt-tokens, "
+                "--prompt or --chat with --generate (generation)");
+  if (!chat && (systemMessage || thinking || !chatTemplate.empty()))
     return fail(ErrorId::RunOptionsInvalid,
-                "--tokenizer goes with --prompt, the text it encodes");
-  if (promptText && randomWeights && tokenizer.empty())
+                std::string(systemMessage ? "--system"
+                            : thinking    ? "--thinking"
+                                          : "--chat-template") +
+                    " goes with --chat, whose template it is for");
+  if (systemMessage && *chat != "-")
     return fail(ErrorId::RunOptionsInvalid,
-                "--prompt with --random-weights needs --tokenizer DIR, a "
-                "folder with the tokenizer.json to encode it with");
-  if (promptText && !generate)
+                "--system starts a conversation on standard input (--chat "
+                "-); a chat file holds its own system message");
+  if (!tokenizer.empty() && !text)
     return fail(ErrorId::RunOptionsInvalid,
-                "--prompt needs --generate N, the number of tokens to "
-                "generate");
-  if (promptText && !out.empty())
+                "--tokenizer goes with --prompt or --chat, the text it "
+                "encodes");
+  if (!transcript.empty() && !text)
+    return fail(ErrorId::RunOptionsInvalid,
+                "--transcript records the replies of --prompt or --chat");
+  if (text && randomWeights && tokenizer.empty())
+    return fail(ErrorId::RunOptionsInvalid,
+                std::string(chat ? "--chat" : "--prompt") +
+                    " with --random-weights needs --tokenizer DIR, a "
+                    "folder with the tokenizer.json to encode it with");
+  if (text && !generate)
+    return fail(ErrorId::RunOptionsInvalid,
+                std::string(chat ? "--chat" : "--prompt") +
+                    " needs --generate N, the " +
+                    (chat ? "most tokens to generate in a reply"
+                          : "number of tokens to generate"));
+  if (text && !out.empty())
     return fail(ErrorId::RunOptionsInvalid,
                 "--out does not go with --generate, which prints "
                 "the generated text");
@@ -286,10 +309,10 @@ llvm::Error RunOptions::validate() const {
                 "--entry goes with --tokens; a script names the entry "
                 "of each call, and generation runs `prefill` and "
                 "`decode`");
-  if (generate && !prompt && !promptText)
+  if (generate && !prompt && !text)
     return fail(ErrorId::RunOptionsInvalid,
-                "--generate needs --prompt-tokens or --prompt, the ids or "
-                "the text to start from");
+                "--generate needs --prompt-tokens, --prompt or --chat, the "
+                "ids, the text or the chat to start from");
   if (script && out.empty())
     return fail(ErrorId::RunOptionsInvalid,
                 "--script needs --out, the folder for each call's "
@@ -384,78 +407,13 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
       return std::move(error);
     run->calls = std::move(*calls);
   } else {
-    unsigned count = *options.generate;
-    if (count == 0)
-      return fail(ErrorId::RunOptionsInvalid,
-                  "--generate: give at least 1 token to generate");
-    std::vector<int32_t> prompt;
-    if (options.promptText) {
-      std::string folder =
-          options.tokenizer.empty() ? options.checkpoint : options.tokenizer;
-      auto tokenizer = Tokenizer::loadFolder(folder);
-      if (!tokenizer)
-        return withContext("--prompt: ", tokenizer.takeError());
-      auto ids = tokenizer->encode(*options.promptText);
-      if (!ids)
-        return withContext("--prompt: ", ids.takeError());
-      if (ids->empty())
-        return fail(ErrorId::RunOptionsInvalid,
-                    "--prompt: the prompt is empty; give the text to start "
-                    "from");
-      for (int32_t id : *ids)
-        if (id >= sizes->vocab)
-          return fail(
-              ErrorId::TokenOutOfVocabulary,
-              "--prompt: the tokenizer gives the id " + std::to_string(id) +
-                  ", but `" + manifest.model + "` is bound to `Vocab` = " +
-                  std::to_string(sizes->vocab) + "; the tokenizer in `" +
-                  folder + "` is not this checkpoint's");
-      auto stops = generationStopIds(folder);
-      if (!stops)
-        return stops.takeError();
-      run->stopIds = std::move(*stops);
-      run->tokenizer = std::make_unique<Tokenizer>(std::move(*tokenizer));
-      prompt = std::move(*ids);
-    } else {
-      auto rows =
-          parseTokenRows("--prompt-tokens", *options.prompt, sizes->vocab);
-      if (!rows)
-        return rows.takeError();
-      if (rows->size() != 1)
-        return fail(ErrorId::TokenRowsMalformed,
-                    "--prompt-tokens: " + std::to_string(rows->size()) +
-                        " rows; give one prompt, ids separated by `,`");
-      prompt = rows->front();
-    }
-    // The last generated token is not fed back.
-    int64_t total = int64_t(prompt.size()) + int64_t(count) - 1;
-    if (total > sizes->maxSeq)
-      return fail(ErrorId::CallPositionInvalid,
-                  "--generate: the prompt's " + std::to_string(prompt.size()) +
-                      " tokens and " + std::to_string(count - 1) +
-                      " generated ones fed back need " + std::to_string(total) +
-                      " positions, more than the cache holds (`MaxSeq` = " +
-                      std::to_string(sizes->maxSeq) + ")");
-    // The prompt runs on every slot (`Batch` identical rows), so generation
-    // works whatever `Batch` is; row 0's tokens are printed.
-    EntryCall &prefill = run->prefill;
-    prefill.entry = EntryKind::Prefill;
-    prefill.rows = sizes->batch;
-    prefill.length = int64_t(prompt.size());
-    for (int64_t b = 0; b < sizes->batch; ++b)
-      prefill.tokens.insert(prefill.tokens.end(), prompt.begin(), prompt.end());
-    if (llvm::Error error =
-            checkCalls(options.promptText ? "--prompt" : "--prompt-tokens",
-                       manifest, {prefill}))
+    if (llvm::Error error = run->prepareGeneration(*sizes))
       return std::move(error);
-    if (count > 1 && !manifest.hasEntry("decode"))
-      return fail(ErrorId::EntryUnavailable,
-                  "--generate: `" + manifest.model + "` has no entry `decode`");
   }
   llvm::SetVector<llvm::StringRef> names;
   for (const EntryCall &call : run->calls)
     names.insert(entryName(call.entry));
-  if (options.prompt || options.promptText) {
+  if (options.generate) {
     names.insert("prefill");
     if (*options.generate > 1)
       names.insert("decode");
@@ -765,87 +723,403 @@ llvm::Error ModelRun::runScript(const PackedEntryLookup &packed) {
   return llvm::Error::success();
 }
 
-llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
+llvm::Error ModelRun::prepareGeneration(const SessionSizes &sizes) {
   unsigned count = *options.generate;
-  std::vector<int32_t> generated;
+  if (count == 0)
+    return fail(ErrorId::RunOptionsInvalid,
+                "--generate: give at least 1 token to generate");
+  bool interactive = options.chat && *options.chat == "-";
+  std::string option = options.chat         ? "--chat"
+                       : options.promptText ? "--prompt"
+                                            : "--prompt-tokens";
+  SamplingOptions defaults;
+  if (options.promptText || options.chat) {
+    std::string folder =
+        options.tokenizer.empty() ? options.checkpoint : options.tokenizer;
+    auto loaded = Tokenizer::loadFolder(folder);
+    if (!loaded)
+      return withContext(option + ": ", loaded.takeError());
+    tokenizer = std::make_unique<Tokenizer>(std::move(*loaded));
+    auto config = GenerationConfig::loadFolder(folder);
+    if (!config)
+      return config.takeError();
+    generationConfig = std::move(*config);
+    defaults = generationConfig.sampling;
+    if (!generationConfig.path.empty() && !options.sampling.temperature &&
+        generationConfig.describeSampling() != "greedy")
+      llvm::errs() << options.tool << ": note: sampling as `"
+                   << generationConfig.path << "` asks ("
+                   << generationConfig.describeSampling()
+                   << "); --temperature 0 is greedy\n";
+  }
+  if (options.chat) {
+    auto loaded = options.chatTemplate.empty()
+                      ? tmpl::ChatTemplate::loadFolder(options.tokenizer.empty()
+                                                           ? options.checkpoint
+                                                           : options.tokenizer)
+                      : tmpl::ChatTemplate::loadFile(options.chatTemplate,
+                                                     options.tokenizer.empty()
+                                                         ? options.checkpoint
+                                                         : options.tokenizer);
+    if (!loaded)
+      return withContext("--chat: ", loaded.takeError());
+    chatTemplate = std::make_unique<tmpl::ChatTemplate>(std::move(*loaded));
+    tmpl::ChatInput input;
+    if (!interactive) {
+      auto buffer = llvm::MemoryBuffer::getFile(*options.chat);
+      if (!buffer)
+        return fail(ErrorId::MessagesMalformed,
+                    "--chat: cannot read `" + *options.chat +
+                        "`: " + buffer.getError().message());
+      auto parsed = tmpl::parseChatInput((*buffer)->getBuffer(), *options.chat);
+      if (!parsed)
+        return withContext("--chat: ", parsed.takeError());
+      input = std::move(*parsed);
+    }
+    if (options.thinking) {
+      input.extra.set("enable_thinking",
+                      tmpl::Value::boolean(*options.thinking));
+      if (!chatTemplate->mentions("enable_thinking"))
+        llvm::errs() << options.tool << ": note: the chat template `"
+                     << chatTemplate->origin()
+                     << "` does not read `enable_thinking`; --thinking "
+                        "changes nothing\n";
+    }
+    conversation =
+        std::make_unique<ChatConversation>(*chatTemplate, *tokenizer, input);
+    if (options.systemMessage)
+      conversation->addMessage("system", *options.systemMessage);
+    if (!interactive) {
+      auto turn = conversation->start();
+      if (!turn)
+        return withContext("--chat: ", turn.takeError());
+      promptIds = std::move(turn->ids);
+    }
+  } else if (options.promptText) {
+    auto ids = tokenizer->encode(*options.promptText);
+    if (!ids)
+      return withContext("--prompt: ", ids.takeError());
+    promptIds = std::move(*ids);
+  } else {
+    auto rows = parseTokenRows("--prompt-tokens", *options.prompt, sizes.vocab);
+    if (!rows)
+      return rows.takeError();
+    if (rows->size() != 1)
+      return fail(ErrorId::TokenRowsMalformed,
+                  "--prompt-tokens: " + std::to_string(rows->size()) +
+                      " rows; give one prompt, ids separated by `,`");
+    promptIds = rows->front();
+  }
+  sampler.emplace(options.sampling.over(defaults));
+  if (llvm::Error error = sampler->options().validate())
+    return error;
+
+  if (!interactive) {
+    if (promptIds.empty())
+      return fail(ErrorId::RunOptionsInvalid,
+                  option + ": the prompt is empty; give the text to start "
+                           "from");
+    if (llvm::Error error = checkVocabulary(promptIds, option))
+      return error;
+    // The last generated token is not fed back.
+    int64_t total = int64_t(promptIds.size()) + int64_t(count) - 1;
+    if (total > sizes.maxSeq)
+      return fail(ErrorId::CallPositionInvalid,
+                  "--generate: the prompt's " +
+                      std::to_string(promptIds.size()) + " tokens and " +
+                      std::to_string(count - 1) +
+                      " generated ones fed back need " + std::to_string(total) +
+                      " positions, more than the cache holds (`MaxSeq` = " +
+                      std::to_string(sizes.maxSeq) + ")");
+    if (llvm::Error error =
+            checkCalls(option, *manifest, {prefillCall(promptIds, 0)}))
+      return error;
+  } else if (!manifest->hasEntry("prefill")) {
+    return fail(ErrorId::EntryUnavailable,
+                "--chat: `" + manifest->model + "` has no entry `prefill`");
+  }
+  if (count > 1 && !manifest->hasEntry("decode"))
+    return fail(ErrorId::EntryUnavailable,
+                "--generate: `" + manifest->model + "` has no entry `decode`");
+  if (!options.transcript.empty()) {
+    std::error_code ec;
+    transcript = std::make_unique<llvm::raw_fd_ostream>(options.transcript, ec);
+    if (ec)
+      return fail(ErrorId::OutputUnwritable, "--transcript: cannot write `" +
+                                                 options.transcript +
+                                                 "`: " + ec.message());
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ModelRun::checkVocabulary(llvm::ArrayRef<int32_t> ids,
+                                      llvm::StringRef option) const {
+  auto sizes = manifest->sizes();
+  if (!sizes)
+    return sizes.takeError();
+  for (int32_t id : ids)
+    if (id >= sizes->vocab)
+      return fail(ErrorId::TokenOutOfVocabulary,
+                  option + ": the tokenizer gives the id " +
+                      std::to_string(id) + ", but `" + manifest->model +
+                      "` is bound to `Vocab` = " +
+                      std::to_string(sizes->vocab) + "; the tokenizer in `" +
+                      llvm::sys::path::parent_path(tokenizer->path()) +
+                      "` is not this checkpoint's");
+  return llvm::Error::success();
+}
+
+EntryCall ModelRun::prefillCall(llvm::ArrayRef<int32_t> ids,
+                                int32_t pos) const {
+  // The prompt runs on every slot (`Batch` identical rows), so generation
+  // works whatever `Batch` is; row 0's tokens are printed.
+  int64_t batch = manifest->sizes() ? manifest->sizes()->batch : 1;
+  EntryCall call;
+  call.entry = EntryKind::Prefill;
+  call.rows = batch;
+  call.length = int64_t(ids.size());
+  call.pos = pos;
+  for (int64_t b = 0; b < batch; ++b)
+    call.tokens.insert(call.tokens.end(), ids.begin(), ids.end());
+  return call;
+}
+
+llvm::Expected<GeneratedReply>
+ModelRun::generateReply(const PackedEntryLookup &packed,
+                        llvm::ArrayRef<int32_t> ids, bool fromStart,
+                        unsigned turn) {
+  auto sizes = manifest->sizes();
+  if (!sizes)
+    return sizes.takeError();
+  std::string where =
+      turn ? "--chat: turn " + std::to_string(turn) + ": " : "--generate: ";
+  if (fromStart) {
+    fed.clear();
+    pending.reset();
+  }
+  std::vector<int32_t> input;
+  if (pending)
+    input.push_back(*pending);
+  input.insert(input.end(), ids.begin(), ids.end());
+  if (tokenizer)
+    if (llvm::Error error =
+            checkVocabulary(input, llvm::StringRef(where).drop_back(2)))
+      return std::move(error);
+  int64_t pos = int64_t(fed.size());
+  // Positions left once the prompt is in; the last token is not fed.
+  int64_t room = sizes->maxSeq - pos - int64_t(input.size());
+  if (room < 0)
+    return fail(ErrorId::CallPositionInvalid,
+                where + "the conversation's " + std::to_string(pos) +
+                    " tokens and this turn's " + std::to_string(input.size()) +
+                    " need more positions than the cache holds (`MaxSeq` = " +
+                    std::to_string(sizes->maxSeq) +
+                    "); start a new conversation");
+  unsigned count = *options.generate;
+  if (int64_t(count) > room + 1) {
+    count = unsigned(room + 1);
+    llvm::errs() << options.tool << ": note: " << where << "the cache holds "
+                 << room << " more tokens (`MaxSeq` = " << sizes->maxSeq
+                 << "); the reply ends after " << count << "\n";
+  }
+
+  GeneratedReply reply;
+  reply.position = pos;
+  reply.fedCount = input.size();
   std::vector<int64_t> shape;
   std::vector<float> logits;
-  EntryCall step = prefill;
-  double prefillSeconds = 0, decodeSeconds = 0;
+  EntryCall step = prefillCall(input, int32_t(pos));
   std::optional<TextStream> stream;
   if (tokenizer)
     stream.emplace(*tokenizer);
-  size_t untokened = 0;
-  Sampler sampler(options.sampling);
   StopStringMatcher stops(options.stopStrings);
-  // What the penalties read: the prompt, then each token generated.
-  std::vector<int32_t> history(prefill.tokens.begin(),
-                               prefill.tokens.begin() + prefill.length);
-  while (generated.size() < count) {
+  bool endedOnStopId = false;
+  // What the penalties read: everything the state holds, then each token
+  // generated.
+  std::vector<int32_t> history = fed;
+  llvm::append_range(history, input);
+  auto print = [&](llvm::StringRef text) {
+    llvm::outs() << text;
+    llvm::outs().flush();
+    reply.text += text;
+  };
+  while (reply.ids.size() < count) {
     auto stepStart = std::chrono::steady_clock::now();
     if (llvm::Error error = callEntry(packed, step, shape, logits))
-      return withContext("--generate: step " +
-                             std::to_string(generated.size()) + ": ",
+      return withContext(where + "step " + std::to_string(reply.ids.size()) +
+                             ": ",
                          std::move(error));
-    (generated.empty() ? prefillSeconds : decodeSeconds) +=
+    (reply.ids.empty() ? reply.prefillSeconds : reply.decodeSeconds) +=
         secondsSince(stepStart);
-    // Row 0's logits (every row runs the same prompt).
-    int32_t best = sampler.sample(logits.data(), shape.back(), history);
-    generated.push_back(best);
+    // Row 0's logits (every row runs the same tokens).
+    int32_t best = sampler->sample(logits.data(), shape.back(), history);
+    reply.ids.push_back(best);
     history.push_back(best);
     if (tokenizer) {
       // Text as it comes; an end-of-sequence id ends it, unprinted.
-      if (llvm::is_contained(stopIds, best))
+      if (llvm::is_contained(generationConfig.stopIds, best)) {
+        endedOnStopId = reply.stopped = true;
         break;
+      }
       // The model's vocabulary may be larger than the tokenizer's (padded
       // embeddings): such an id has no text, as in HF's decoding.
       if (best >= tokenizer->vocabularySize() ||
           tokenizer->tokenBytes(best).empty()) {
-        ++untokened;
+        ++reply.untokened;
       } else {
         auto text = stream->push(best);
         if (!text)
-          return withContext("--generate: ", text.takeError());
-        llvm::outs() << stops.push(*text);
-        llvm::outs().flush();
-        if (stops.stopped())
+          return withContext(where, text.takeError());
+        print(stops.push(*text));
+        if (stops.stopped()) {
+          reply.stopped = true;
           break;
+        }
       }
     }
     int32_t nextPos = int32_t(step.pos + step.length);
     step = EntryCall();
     step.entry = EntryKind::Decode;
-    step.rows = prefill.rows;
+    step.rows = sizes->batch;
     step.length = 1;
-    step.tokens.assign(size_t(prefill.rows), best);
+    step.tokens.assign(size_t(sizes->batch), best);
     step.pos = nextPos;
   }
-  if (stream) {
-    llvm::outs() << stops.push(stream->finish());
-    llvm::outs() << stops.finish();
-  } else
-    for (size_t i = 0; i < generated.size(); ++i)
-      llvm::outs() << (i ? " " : "") << generated[i];
-  llvm::outs() << "\n";
-  if (untokened)
-    llvm::errs() << options.tool << ": note: " << untokened
+  if (stream && !stops.stopped()) {
+    print(stops.push(stream->finish()));
+    print(stops.finish());
+  }
+  // The state holds the input and every generated token but the last,
+  // which the next turn feeds unless it ended the reply.
+  llvm::append_range(fed, input);
+  fed.insert(fed.end(), reply.ids.begin(), reply.ids.end() - 1);
+  pending.reset();
+  if (!endedOnStopId)
+    pending = reply.ids.back();
+  if (transcript) {
+    llvm::json::Array fedIds(input), generatedIds(reply.ids);
+    *transcript << llvm::json::Value(llvm::json::Object{
+                       {"turn", int64_t(turn)},
+                       {"pos", pos},
+                       {"fed", std::move(fedIds)},
+                       {"generated", std::move(generatedIds)},
+                       {"finish_reason", reply.stopped ? "stop" : "length"}})
+                << "\n";
+    transcript->flush();
+  }
+  return reply;
+}
+
+void ModelRun::reportReply(const GeneratedReply &reply, unsigned turn) const {
+  if (reply.untokened)
+    llvm::errs() << options.tool << ": note: " << reply.untokened
                  << " generated ids have no token in `" << tokenizer->path()
                  << "` (its ids are below " << tokenizer->vocabularySize()
-                 << ", the model's below " << shape.back()
-                 << "): they print as nothing\n";
-  if (options.timings) {
-    llvm::errs() << llvm::format("%s: load %.3f s, prefill %.3f s (%lld "
-                                 "tokens)",
-                                 options.tool.c_str(), loadTime, prefillSeconds,
-                                 (long long)prefill.length);
-    if (count > 1)
-      llvm::errs() << llvm::format(", decode %.3f s (%.1f tokens/s)",
-                                   decodeSeconds,
-                                   double(count - 1) / decodeSeconds);
-    llvm::errs() << "\n";
-  }
+                 << ", the model's are not): they print as nothing\n";
+  if (!options.timings)
+    return;
+  llvm::errs() << options.tool << ": ";
+  if (turn)
+    llvm::errs() << "turn " << turn << ": ";
+  else
+    llvm::errs() << llvm::format("load %.3f s, ", loadTime);
+  llvm::errs() << llvm::format("prefill %.3f s (%lld tokens",
+                               reply.prefillSeconds, (long long)reply.fedCount);
+  if (turn)
+    llvm::errs() << " at position " << reply.position;
+  llvm::errs() << ")";
+  if (reply.ids.size() > 1)
+    llvm::errs() << llvm::format(
+        ", decode %.3f s (%.1f tokens/s)", reply.decodeSeconds,
+        double(reply.ids.size() - 1) / reply.decodeSeconds);
+  llvm::errs() << "\n";
+}
+
+llvm::Error ModelRun::runGeneration(const PackedEntryLookup &packed) {
+  if (options.chat)
+    return runChat(packed);
+  auto reply = generateReply(packed, promptIds, /*fromStart=*/true, 0);
+  if (!reply)
+    return reply.takeError();
+  if (!tokenizer)
+    for (size_t i = 0; i < reply->ids.size(); ++i)
+      llvm::outs() << (i ? " " : "") << reply->ids[i];
+  llvm::outs() << "\n";
+  reportReply(*reply, 0);
   return llvm::Error::success();
 }
+
+llvm::Error ModelRun::runChat(const PackedEntryLookup &packed) {
+  if (*options.chat != "-") {
+    auto reply = generateReply(packed, promptIds, /*fromStart=*/true, 1);
+    if (!reply)
+      return reply.takeError();
+    llvm::outs() << "\n";
+    reportReply(*reply, 0);
+    return llvm::Error::success();
+  }
+  // A conversation: a user message per line (a line ending in `\` goes on
+  // on the next), a reply to each.
+  bool terminal = llvm::sys::Process::StandardInIsUserInput();
+  unsigned turn = 0, refused = 0, lineNumber = 0;
+  while (true) {
+    if (terminal)
+      llvm::errs() << "> ";
+    std::string message, line;
+    unsigned firstLine = lineNumber + 1;
+    bool more = false, read = false;
+    while (std::getline(std::cin, line)) {
+      read = true;
+      ++lineNumber;
+      more = !line.empty() && line.back() == '\\';
+      if (more) {
+        line.pop_back();
+        line += '\n';
+      }
+      message += line;
+      if (!more)
+        break;
+    }
+    if (!read)
+      break;
+    if (llvm::StringRef(message).trim().empty())
+      continue;
+    std::string place = "standard input, line " + std::to_string(firstLine);
+    auto refuse = [&](llvm::Error error) {
+      ++refused;
+      llvm::WithColor::error(llvm::errs(), options.tool)
+          << "--chat: " << place << ": " << llvm::toString(std::move(error))
+          << "\n";
+    };
+    if (std::optional<size_t> bad = firstInvalidUTF8(message)) {
+      refuse(makeError(ErrorId::TextInvalid,
+                       "the message is not valid UTF-8 (byte " +
+                           std::to_string(*bad) + ")"));
+      continue;
+    }
+    auto next = conversation->addUserMessage(message);
+    if (!next) {
+      refuse(next.takeError());
+      continue;
+    }
+    ++turn;
+    auto reply = generateReply(packed, next->ids, next->fromStart, turn);
+    if (!reply)
+      return reply.takeError();
+    llvm::outs() << "\n";
+    llvm::outs().flush();
+    conversation->addReply(reply->text);
+    reportReply(*reply, turn);
+  }
+  if (refused)
+    return fail(ErrorId::ChatMessageRefused,
+                "--chat: " + std::to_string(refused) + " of the " +
+                    std::to_string(refused + turn) + " messages " +
+                    (refused == 1 ? "was refused (its error is above)"
+                                  : "were refused (their errors are above)"));
+  return llvm::Error::success();
+}
+
 llvm::Error linnet::setPromptText(RunOptions &options,
                                   const llvm::cl::opt<std::string> &text,
                                   llvm::StringRef file) {
@@ -864,48 +1138,6 @@ llvm::Error linnet::setPromptText(RunOptions &options,
                     "`: " + buffer.getError().message());
   options.promptText = (*buffer)->getBuffer().str();
   return llvm::Error::success();
-}
-
-llvm::Expected<std::vector<int32_t>>
-linnet::generationStopIds(llvm::StringRef folder) {
-  llvm::SmallString<256> path(folder);
-  llvm::sys::path::append(path, "generation_config.json");
-  if (!llvm::sys::fs::exists(path))
-    return std::vector<int32_t>();
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return fail(ErrorId::GenerationConfigMalformed,
-                "cannot read `" + path.str().str() +
-                    "`: " + buffer.getError().message());
-  auto parsed = parseJSON((*buffer)->getBuffer());
-  if (!parsed)
-    return fail(ErrorId::GenerationConfigMalformed,
-                "`" + path.str().str() + "` is not JSON " +
-                    llvm::toString(parsed.takeError()));
-  const llvm::json::Object *root = parsed->getAsObject();
-  if (!root)
-    return fail(ErrorId::GenerationConfigMalformed,
-                "`" + path.str().str() + "` is not a JSON object");
-  std::vector<int32_t> ids;
-  const llvm::json::Value *eos = root->get("eos_token_id");
-  if (!eos || eos->kind() == llvm::json::Value::Null)
-    return ids;
-  std::vector<const llvm::json::Value *> values;
-  if (const llvm::json::Array *list = eos->getAsArray())
-    for (const llvm::json::Value &value : *list)
-      values.push_back(&value);
-  else
-    values.push_back(eos);
-  for (const llvm::json::Value *value : values) {
-    std::optional<int64_t> id = jsonInteger(*value);
-    if (!id || *id < 0 || *id > INT32_MAX)
-      return fail(ErrorId::GenerationConfigMalformed,
-                  "`" + path.str().str() +
-                      "`: `eos_token_id` is not a token id or a list of "
-                      "them");
-    ids.push_back(int32_t(*id));
-  }
-  return ids;
 }
 
 llvm::Expected<std::vector<std::vector<int32_t>>>

@@ -23,32 +23,57 @@ std::string number(double value) {
 }
 } // namespace
 
-llvm::Error SamplingOptions::validate() const {
-  auto invalid = [](const llvm::Twine &message) {
-    return makeError(ErrorId::RunOptionsInvalid, message);
+llvm::Error SamplingOptions::validate(bool asFields, ErrorId id) const {
+  // Each value's name on the command line and in JSON.
+  auto name = [&](llvm::StringRef flag, llvm::StringRef field) {
+    return asFields ? "`" + field.str() + "`" : flag.str();
+  };
+  auto invalid = [&](const llvm::Twine &message) {
+    return makeError(id, message);
   };
   if (!std::isfinite(temperature) || temperature < 0)
-    return invalid("--temperature: " + number(temperature) +
+    return invalid(name("--temperature", "temperature") + ": " +
+                   number(temperature) +
                    " is not a temperature; give 0 (greedy) or more");
   if (topK < 0)
-    return invalid("--top-k: " + llvm::Twine(topK) +
+    return invalid(name("--top-k", "top_k") + ": " + llvm::Twine(topK) +
                    " is negative; give 0 (every token) or more");
   if (!(topP > 0 && topP <= 1))
-    return invalid("--top-p: " + number(topP) +
+    return invalid(name("--top-p", "top_p") + ": " + number(topP) +
                    " is not a probability above 0 and at most 1");
   if (!(minP >= 0 && minP <= 1))
-    return invalid("--min-p: " + number(minP) +
+    return invalid(name("--min-p", "min_p") + ": " + number(minP) +
                    " is not a probability from 0 to 1");
   if (!(std::isfinite(repetitionPenalty) && repetitionPenalty > 0))
-    return invalid("--repetition-penalty: " + number(repetitionPenalty) +
+    return invalid(name("--repetition-penalty", "repetition_penalty") + ": " +
+                   number(repetitionPenalty) +
                    " is not a positive number (1: none)");
   if (!(presencePenalty >= -2 && presencePenalty <= 2))
-    return invalid("--presence-penalty: " + number(presencePenalty) +
-                   " is outside -2 to 2");
+    return invalid(name("--presence-penalty", "presence_penalty") + ": " +
+                   number(presencePenalty) + " is outside -2 to 2");
   if (!(frequencyPenalty >= -2 && frequencyPenalty <= 2))
-    return invalid("--frequency-penalty: " + number(frequencyPenalty) +
-                   " is outside -2 to 2");
+    return invalid(name("--frequency-penalty", "frequency_penalty") + ": " +
+                   number(frequencyPenalty) + " is outside -2 to 2");
   return llvm::Error::success();
+}
+
+bool SamplingOverrides::any() const {
+  return temperature || topP || minP || repetitionPenalty || presencePenalty ||
+         frequencyPenalty || topK || seed;
+}
+
+SamplingOptions SamplingOverrides::over(SamplingOptions defaults) const {
+  defaults.temperature = temperature.value_or(defaults.temperature);
+  defaults.topK = topK.value_or(defaults.topK);
+  defaults.topP = topP.value_or(defaults.topP);
+  defaults.minP = minP.value_or(defaults.minP);
+  defaults.repetitionPenalty =
+      repetitionPenalty.value_or(defaults.repetitionPenalty);
+  defaults.presencePenalty = presencePenalty.value_or(defaults.presencePenalty);
+  defaults.frequencyPenalty =
+      frequencyPenalty.value_or(defaults.frequencyPenalty);
+  defaults.seed = seed.value_or(defaults.seed);
+  return defaults;
 }
 
 std::vector<TokenProbability>
@@ -68,17 +93,18 @@ Sampler::distribution(const float *logits, int64_t vocab,
       ++seen[id];
   for (auto [id, count] : seen) {
     double &score = scores[size_t(id)];
-    if (options.repetitionPenalty != 1)
-      score = score < 0 ? score * options.repetitionPenalty
-                        : score / options.repetitionPenalty;
-    score -= options.presencePenalty + options.frequencyPenalty * double(count);
+    if (options_.repetitionPenalty != 1)
+      score = score < 0 ? score * options_.repetitionPenalty
+                        : score / options_.repetitionPenalty;
+    score -=
+        options_.presencePenalty + options_.frequencyPenalty * double(count);
   }
   auto moreLikely = [&](int32_t a, int32_t b) {
     return scores[size_t(a)] != scores[size_t(b)]
                ? scores[size_t(a)] > scores[size_t(b)]
                : a < b;
   };
-  if (options.greedy()) {
+  if (options_.greedy()) {
     int32_t best = 0;
     for (int32_t id = 1; id < vocab; ++id)
       if (moreLikely(id, best))
@@ -86,15 +112,15 @@ Sampler::distribution(const float *logits, int64_t vocab,
     return {{best, 1.0}};
   }
   for (double &score : scores)
-    score /= options.temperature;
+    score /= options_.temperature;
   std::vector<int32_t> order(static_cast<size_t>(vocab));
   for (int32_t id = 0; id < vocab; ++id)
     order[size_t(id)] = id;
   // top-k keeps every token tied with the k-th, as transformers' does; it
   // is found by selection, so that only those are sorted, not the whole
   // vocabulary.
-  if (options.topK > 0 && size_t(options.topK) < order.size()) {
-    auto kth = order.begin() + (options.topK - 1);
+  if (options_.topK > 0 && size_t(options_.topK) < order.size()) {
+    auto kth = order.begin() + (options_.topK - 1);
     std::nth_element(order.begin(), kth, order.end(), moreLikely);
     double threshold = scores[size_t(*kth)];
     order.erase(std::partition(order.begin(), order.end(),
@@ -119,17 +145,17 @@ Sampler::distribution(const float *logits, int64_t vocab,
   };
   // top-p drops the least likely tokens whose probabilities add up to at
   // most 1 - p, keeping one at least.
-  if (options.topP < 1) {
+  if (options_.topP < 1) {
     std::vector<double> p = probabilities();
     double tail = 0;
-    while (kept > 1 && tail + p[kept - 1] <= 1 - options.topP) {
+    while (kept > 1 && tail + p[kept - 1] <= 1 - options_.topP) {
       tail += p[kept - 1];
       --kept;
     }
   }
-  if (options.minP > 0) {
+  if (options_.minP > 0) {
     std::vector<double> p = probabilities();
-    double floor = options.minP * p[0];
+    double floor = options_.minP * p[0];
     while (kept > 1 && p[kept - 1] < floor)
       --kept;
   }

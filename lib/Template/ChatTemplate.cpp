@@ -14,6 +14,7 @@
 #include "linnet/Basic/Errors.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -140,7 +141,7 @@ llvm::Expected<ChatTemplate> ChatTemplate::parse(llvm::StringRef source,
   if (!compiled)
     return compiled.takeError();
   return ChatTemplate(std::move(*compiled), std::nullopt, origin.str(),
-                      std::move(specialTokens));
+                      source.str(), std::move(specialTokens));
 }
 
 llvm::Expected<ChatTemplate> ChatTemplate::loadFolder(llvm::StringRef folder) {
@@ -179,7 +180,22 @@ llvm::Expected<ChatTemplate> ChatTemplate::loadFolder(llvm::StringRef folder) {
     toolUse.emplace(std::move(*parsed));
   }
   return ChatTemplate(std::move(*compiled), std::move(toolUse), origin,
+                      *config->chatTemplate +
+                          config->toolUseTemplate.value_or(""),
                       std::move(config->specialTokens));
+}
+
+bool ChatTemplate::mentions(llvm::StringRef identifier) const {
+  auto isWordCharacter = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+  llvm::StringRef rest = text;
+  for (size_t at = rest.find(identifier); at != llvm::StringRef::npos;
+       at = rest.find(identifier, at + 1)) {
+    size_t end = at + identifier.size();
+    if ((at == 0 || !isWordCharacter(rest[at - 1])) &&
+        (end == rest.size() || !isWordCharacter(rest[end])))
+      return true;
+  }
+  return false;
 }
 
 llvm::Expected<std::string> ChatTemplate::render(const ChatInput &input,

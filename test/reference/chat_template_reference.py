@@ -82,10 +82,16 @@ def special_tokens(path):
 def render(template_path, chat_path, special_tokens_path=None, add_generation_prompt=False,
            thinking=None):
     """The prompt (a str); raises what the template raises."""
-    with open(template_path, encoding="utf-8", newline="") as f:
-        source = f.read()
     with open(chat_path, encoding="utf-8") as f:
         chat = json.load(f)
+    return render_chat(template_path, chat, special_tokens_path, add_generation_prompt, thinking)
+
+
+def render_chat(template_path, chat, special_tokens_path=None, add_generation_prompt=False,
+                thinking=None):
+    """render() of a chat given as its JSON value."""
+    with open(template_path, encoding="utf-8", newline="") as f:
+        source = f.read()
     variables = {}
     if isinstance(chat, dict):
         variables = {k: v for k, v in chat.items() if k not in ("messages", "tools")}

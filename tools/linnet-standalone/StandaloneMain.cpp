@@ -62,27 +62,6 @@ cl::opt<std::string>
                     "session; write call_<i>.npy into --out"),
            cl::value_desc("calls.json"));
 cl::opt<std::string>
-    prompt("prompt-tokens",
-           cl::desc("Generate greedily from these token ids (\"1,2,3\")"),
-           cl::value_desc("ids"));
-cl::opt<std::string>
-    promptText("prompt",
-               cl::desc("Generate greedily from this text, encoded with the "
-                        "checkpoint's tokenizer.json, and print the text"),
-               cl::value_desc("text"));
-cl::opt<std::string> promptFile("prompt-file",
-                                cl::desc("--prompt with the text in FILE"),
-                                cl::value_desc("file"));
-cl::opt<std::string> tokenizerDir(
-    "tokenizer",
-    cl::desc("With --prompt: the folder with the tokenizer.json (and "
-             "generation_config.json) instead of the checkpoint"),
-    cl::value_desc("dir"));
-cl::opt<unsigned> generate("generate",
-                           cl::desc("How many tokens to generate from "
-                                    "--prompt-tokens"),
-                           cl::value_desc("N"));
-cl::opt<std::string>
     out("out",
         cl::desc("Write the logits as a float32 .npy file (with --script: a "
                  "folder for call_<i>.npy)"),
@@ -166,16 +145,8 @@ int main(int argc, char **argv) {
     options.tokens = tokens;
   if (script.getNumOccurrences())
     options.script = script;
-  if (prompt.getNumOccurrences())
-    options.prompt = prompt;
-  if (generate.getNumOccurrences())
-    options.generate = generate;
-  if (llvm::Error error = setPromptText(options, promptText, promptFile))
+  if (llvm::Error error = generation.apply(options))
     return reportError(llvm::toString(std::move(error)));
-  options.tokenizer = tokenizerDir;
-  options.sampling = generation.options();
-  options.samplingGiven = generation.samplingGiven();
-  options.stopStrings.assign(generation.stop.begin(), generation.stop.end());
   options.out = out;
   options.top = top;
   options.timings = timings;

@@ -5,8 +5,8 @@
 // parameter against the checkpoint, compiles the entries in-process through
 // the CPU target and runs them through the runtime's ModelRun, the code a
 // binary made by `linnet build` runs too: `--tokens` (one stateless entry),
-// `--script` (entry calls against one session) or `--prompt-tokens
-// --generate` (greedy generation).
+// `--script` (entry calls against one session) or `--generate` from ids, a
+// text or a chat.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,27 +69,6 @@ cl::opt<std::string>
                   cl::desc("Run the entry calls of a JSON script against one "
                            "session; write call_<i>.npy into --out"),
                   cl::value_desc("calls.json"), cl::sub(runCommand));
-cl::opt<std::string>
-    runPrompt("prompt-tokens",
-              cl::desc("Generate greedily from these token ids (\"1,2,3\")"),
-              cl::value_desc("ids"), cl::sub(runCommand));
-cl::opt<std::string>
-    runPromptText("prompt",
-                  cl::desc("Generate greedily from this text, encoded with the "
-                           "checkpoint's tokenizer.json, and print the text"),
-                  cl::value_desc("text"), cl::sub(runCommand));
-cl::opt<std::string> runPromptFile("prompt-file",
-                                   cl::desc("--prompt with the text in FILE"),
-                                   cl::value_desc("file"), cl::sub(runCommand));
-cl::opt<std::string> runTokenizer(
-    "tokenizer",
-    cl::desc("With --prompt: the folder with the tokenizer.json (and "
-             "generation_config.json) instead of the checkpoint"),
-    cl::value_desc("dir"), cl::sub(runCommand));
-cl::opt<unsigned> runGenerate("generate",
-                              cl::desc("How many tokens to generate from "
-                                       "--prompt-tokens"),
-                              cl::value_desc("N"), cl::sub(runCommand));
 cl::opt<std::string> runOutput(
     "out",
     cl::desc("Write the logits as a float32 .npy file (with --script: a "
@@ -143,17 +122,8 @@ int linnet::driver::runRun(const char *argv0) {
     options.tokens = runTokens;
   if (runScriptPath.getNumOccurrences())
     options.script = runScriptPath;
-  if (runPrompt.getNumOccurrences())
-    options.prompt = runPrompt;
-  if (runGenerate.getNumOccurrences())
-    options.generate = runGenerate;
-  if (llvm::Error error = setPromptText(options, runPromptText, runPromptFile))
+  if (llvm::Error error = runGeneration.apply(options))
     return reportError(std::move(error));
-  options.tokenizer = runTokenizer;
-  options.sampling = runGeneration.options();
-  options.samplingGiven = runGeneration.samplingGiven();
-  options.stopStrings.assign(runGeneration.stop.begin(),
-                             runGeneration.stop.end());
   options.out = runOutput;
   options.top = runTop;
   options.timings = runTimings;

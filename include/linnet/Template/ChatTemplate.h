@@ -51,16 +51,22 @@ public:
 
   /// Where the template came from (a file, or `file`'s field).
   const std::string &origin() const { return source; }
+  /// Whether the template's text names `identifier` (a variable such as
+  /// `enable_thinking`) as a whole word: whether setting it can matter.
+  bool mentions(llvm::StringRef identifier) const;
 
 private:
   ChatTemplate(Template compiled, std::optional<Template> toolUse,
-               std::string source, Dict specialTokens)
+               std::string source, std::string text, Dict specialTokens)
       : compiled(std::move(compiled)), toolUse(std::move(toolUse)),
-        source(std::move(source)), specialTokens(std::move(specialTokens)) {}
+        source(std::move(source)), text(std::move(text)),
+        specialTokens(std::move(specialTokens)) {}
   Template compiled;
   /// A named list's `tool_use` template, which a chat with tools renders.
   std::optional<Template> toolUse;
   std::string source;
+  /// The templates' text (both of a named list).
+  std::string text;
   Dict specialTokens;
 };
 
