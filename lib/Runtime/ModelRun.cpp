@@ -1080,8 +1080,11 @@ llvm::Error ModelRun::runChat(const PackedEntryLookup &packed) {
       if (!more)
         break;
     }
-    if (!read)
+    if (!read) {
+      if (terminal)
+        llvm::errs() << "\n";
       break;
+    }
     if (llvm::StringRef(message).trim().empty())
       continue;
     std::string place = "standard input, line " + std::to_string(firstLine);
