@@ -174,10 +174,13 @@ void freeResults(llvm::ArrayRef<Descriptor> results,
 /// An error for the first row (and position) whose logits are not all
 /// finite: a token ranked or chosen from them would mean nothing.
 llvm::Error checkFinite(llvm::ArrayRef<int64_t> shape,
-                        llvm::ArrayRef<float> logits) {
+                        llvm::ArrayRef<float> logits,
+                        llvm::function_ref<bool(int64_t row)> unread) {
   int64_t width = shape.back();
   int64_t positions = shape.size() == 3 ? shape[1] : 1;
   for (size_t start = 0; start < logits.size(); start += size_t(width)) {
+    if (unread(int64_t(start) / width / positions))
+      continue;
     uint64_t nans = 0, infinities = 0;
     for (float value : logits.slice(start, size_t(width))) {
       nans += std::isnan(value);
@@ -241,6 +244,29 @@ linnet::checkpointConfig(llvm::StringRef checkpoint) {
 }
 
 llvm::Error RunOptions::validate() const {
+  if (serve) {
+    if (tokens || script || prompt || promptText || chat || generate ||
+        !out.empty() || !transcript.empty() || sampling.any() ||
+        !stopStrings.empty() || systemMessage)
+      return fail(ErrorId::RunOptionsInvalid,
+                  "--serve answers requests, which carry their own prompts "
+                  "and sampling; --tokens, --script, --prompt, --chat, "
+                  "--generate, --out, --transcript, --stop, --system and the "
+                  "sampling options do not go with it");
+    if (checkpoint.empty() == !randomWeights)
+      return fail(ErrorId::RunOptionsInvalid,
+                  checkpoint.empty()
+                      ? "give the weights: --checkpoint DIR, or "
+                        "--random-weights SEED to draw them"
+                      : "--checkpoint and --random-weights are two sources "
+                        "of the weights; give one");
+    if (randomWeights && tokenizer.empty())
+      return fail(ErrorId::RunOptionsInvalid,
+                  "--serve with --random-weights needs --tokenizer DIR, a "
+                  "folder with the tokenizer.json the requests' text is "
+                  "encoded with");
+    return llvm::Error::success();
+  }
   bool text = promptText || chat;
   if (sampling.any() && !generate)
     return fail(ErrorId::RunOptionsInvalid,
@@ -406,6 +432,9 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
     if (llvm::Error error = checkCalls("--script", manifest, *calls))
       return std::move(error);
     run->calls = std::move(*calls);
+  } else if (options.serve) {
+    if (llvm::Error error = run->prepareServing())
+      return std::move(error);
   } else {
     if (llvm::Error error = run->prepareGeneration(*sizes))
       return std::move(error);
@@ -413,6 +442,10 @@ ModelRun::prepare(const ModelManifest &manifest, const RunOptions &options) {
   llvm::SetVector<llvm::StringRef> names;
   for (const EntryCall &call : run->calls)
     names.insert(entryName(call.entry));
+  if (options.serve) {
+    names.insert("prefill_slots");
+    names.insert("decode_rows");
+  }
   if (options.generate) {
     names.insert("prefill");
     if (*options.generate > 1)
@@ -650,7 +683,12 @@ llvm::Error ModelRun::callEntry(const PackedEntryLookup &packed,
                      result.offset() * elementTypeBytes(logitElement);
   for (size_t i = 0; i < logits.size(); ++i)
     logits[i] = elementToFloat(base, logitElement, int64_t(i));
-  llvm::Error problem = checkFinite(shape, logits);
+  // A free row's logits are read by no one (Session::release).
+  bool perSlot =
+      call.entry == EntryKind::Decode || call.entry == EntryKind::DecodeRows;
+  llvm::Error problem = checkFinite(shape, logits, [&](int64_t row) {
+    return perSlot && session && session->isFree(row);
+  });
   freeResults(results, args);
   if (problem)
     return problem;
@@ -734,16 +772,10 @@ llvm::Error ModelRun::prepareGeneration(const SessionSizes &sizes) {
                                             : "--prompt-tokens";
   SamplingOptions defaults;
   if (options.promptText || options.chat) {
-    std::string folder =
-        options.tokenizer.empty() ? options.checkpoint : options.tokenizer;
-    auto loaded = Tokenizer::loadFolder(folder);
-    if (!loaded)
-      return withContext(option + ": ", loaded.takeError());
-    tokenizer = std::make_unique<Tokenizer>(std::move(*loaded));
-    auto config = GenerationConfig::loadFolder(folder);
-    if (!config)
-      return config.takeError();
-    generationConfig = std::move(*config);
+    if (llvm::Error error = loadText(
+            options.tokenizer.empty() ? options.checkpoint : options.tokenizer,
+            option))
+      return error;
     defaults = generationConfig.sampling;
     if (!generationConfig.path.empty() && !options.sampling.temperature &&
         generationConfig.describeSampling() != "greedy")
@@ -849,6 +881,42 @@ llvm::Error ModelRun::prepareGeneration(const SessionSizes &sizes) {
                                                  options.transcript +
                                                  "`: " + ec.message());
   }
+  return llvm::Error::success();
+}
+
+llvm::Error ModelRun::loadText(llvm::StringRef folder, llvm::StringRef option) {
+  auto loaded = Tokenizer::loadFolder(folder);
+  if (!loaded)
+    return withContext(option + ": ", loaded.takeError());
+  tokenizer = std::make_unique<Tokenizer>(std::move(*loaded));
+  auto config = GenerationConfig::loadFolder(folder);
+  if (!config)
+    return config.takeError();
+  generationConfig = std::move(*config);
+  return llvm::Error::success();
+}
+
+llvm::Error ModelRun::prepareServing() {
+  for (llvm::StringRef entry : {"prefill_slots", "decode_rows"})
+    if (!manifest->hasEntry(entry))
+      return fail(ErrorId::EntryUnavailable,
+                  "--serve: `" + manifest->model + "` has no entry `" + entry +
+                      "`; a server starts requests with `prefill_slots` and "
+                      "steps them with `decode_rows`");
+  std::string folder =
+      options.tokenizer.empty() ? options.checkpoint : options.tokenizer;
+  if (llvm::Error error = loadText(folder, "--serve"))
+    return error;
+  auto loaded =
+      options.chatTemplate.empty()
+          ? tmpl::ChatTemplate::loadFolder(folder)
+          : tmpl::ChatTemplate::loadFile(options.chatTemplate, folder);
+  if (loaded)
+    chatTemplate = std::make_unique<tmpl::ChatTemplate>(std::move(*loaded));
+  else if (options.chatTemplate.empty())
+    missingTemplate = llvm::toString(loaded.takeError());
+  else
+    return withContext("--chat-template: ", loaded.takeError());
   return llvm::Error::success();
 }
 

@@ -328,7 +328,8 @@ SessionSizes::of(llvm::ArrayRef<BoundGeneric> generics) {
 }
 
 RowCounts::RowCounts(const SessionSizes &sizes)
-    : sizes_(sizes), rowCounts(size_t(sizes.batch), 0) {}
+    : sizes_(sizes), rowCounts(size_t(sizes.batch), 0),
+      freeRows(size_t(sizes.batch), false) {}
 
 llvm::Error RowCounts::checkTokens(const EntryCall &call) const {
   // Every id is embedded, padding included, so every id must be in range.
@@ -394,7 +395,7 @@ llvm::Error RowCounts::check(const EntryCall &call) const {
     if (prefill && call.pos == 0)
       return llvm::Error::success();
     for (int64_t b = 0; b < sizes_.batch; ++b)
-      if (rowCounts[size_t(b)] != call.pos)
+      if (!freeRows[size_t(b)] && rowCounts[size_t(b)] != call.pos)
         return fail(ErrorId::CallPositionInvalid,
                     "`pos`: " + continuation(b, rowCounts[size_t(b)], call.pos,
                                              prefill));
@@ -422,7 +423,8 @@ llvm::Error RowCounts::check(const EntryCall &call) const {
                         ") is past the end of the cache " + maxSeq);
     }
     for (int64_t b = 0; b < sizes_.batch; ++b)
-      if (rowCounts[size_t(b)] != call.positions[size_t(b)])
+      if (!freeRows[size_t(b)] &&
+          rowCounts[size_t(b)] != call.positions[size_t(b)])
         return fail(ErrorId::CallPositionInvalid,
                     "`positions`: " + continuation(b, rowCounts[size_t(b)],
                                                    call.positions[size_t(b)],
@@ -479,21 +481,48 @@ void RowCounts::advance(const EntryCall &call) {
     return;
   case EntryKind::Prefill:
   case EntryKind::Decode:
-    for (int64_t &count : rowCounts)
-      count = int64_t(call.pos) + call.length;
+    // A prefill at 0 starts every row, free ones too.
+    if (call.entry == EntryKind::Prefill && call.pos == 0)
+      freeRows.assign(freeRows.size(), false);
+    for (size_t b = 0; b < rowCounts.size(); ++b)
+      if (!freeRows[b])
+        rowCounts[b] = int64_t(call.pos) + call.length;
     return;
   case EntryKind::DecodeRows:
     for (size_t b = 0; b < rowCounts.size(); ++b)
-      rowCounts[b] = int64_t(call.positions[b]) + 1;
+      if (!freeRows[b])
+        rowCounts[b] = int64_t(call.positions[b]) + 1;
     return;
   case EntryKind::PrefillSlots:
-    for (size_t m = 0; m < call.slots.size(); ++m)
+    for (size_t m = 0; m < call.slots.size(); ++m) {
       rowCounts[size_t(call.slots[m])] = call.lengths[m];
+      freeRows[size_t(call.slots[m])] = false;
+    }
     return;
   }
 }
 
-void RowCounts::reset(int64_t slot) { rowCounts[size_t(slot)] = 0; }
+void RowCounts::reset(int64_t slot) {
+  rowCounts[size_t(slot)] = 0;
+  freeRows[size_t(slot)] = false;
+}
+
+void RowCounts::release(int64_t slot) {
+  rowCounts[size_t(slot)] = 0;
+  freeRows[size_t(slot)] = true;
+}
+
+void RowCounts::restore(int64_t slot, int64_t count) {
+  rowCounts[size_t(slot)] = count;
+  freeRows[size_t(slot)] = false;
+}
+
+uint64_t RowSnapshot::bytes() const {
+  uint64_t total = 0;
+  for (const std::vector<char> &state : states)
+    total += state.size();
+  return total;
+}
 
 Session::~Session() {
   for (StateBuffer &buffer : buffers)
@@ -550,6 +579,36 @@ void Session::reset(int64_t slot) {
                 rowBytes);
   }
   rows.reset(slot);
+}
+
+RowSnapshot Session::snapshot(int64_t slot) const {
+  RowSnapshot snapshot;
+  snapshot.count = counts()[size_t(slot)];
+  for (const StateBuffer &buffer : buffers) {
+    uint64_t rowBytes = buffer.bytes / uint64_t(sizes().batch);
+    const char *row =
+        static_cast<const char *>(buffer.data) + uint64_t(slot) * rowBytes;
+    snapshot.states.emplace_back(row, row + rowBytes);
+  }
+  return snapshot;
+}
+
+void Session::restore(int64_t slot, const RowSnapshot &snapshot) {
+  for (auto [buffer, state] : llvm::zip_equal(buffers, snapshot.states))
+    std::memcpy(static_cast<char *>(buffer.data) +
+                    uint64_t(slot) * uint64_t(state.size()),
+                state.data(), state.size());
+  rows.restore(slot, snapshot.count);
+}
+
+void Session::copyRow(int64_t from, int64_t to) {
+  for (StateBuffer &buffer : buffers) {
+    uint64_t rowBytes = buffer.bytes / uint64_t(sizes().batch);
+    char *data = static_cast<char *>(buffer.data);
+    std::memcpy(data + uint64_t(to) * rowBytes,
+                data + uint64_t(from) * rowBytes, rowBytes);
+  }
+  rows.restore(to, counts()[size_t(from)]);
 }
 
 void Session::resetAll() {

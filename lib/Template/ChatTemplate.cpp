@@ -221,6 +221,12 @@ llvm::Expected<ChatInput> tmpl::parseChatInput(llvm::StringRef json,
   auto value = parseJSONValue(json, name, ErrorId::MessagesMalformed);
   if (!value)
     return value.takeError();
+  return chatInputOf(*value, name);
+}
+
+llvm::Expected<ChatInput> tmpl::chatInputOf(const Value &document,
+                                            llvm::StringRef name) {
+  const Value *value = &document;
   ChatInput input;
   if (value->is(Value::Kind::List)) {
     input.messages = *value;

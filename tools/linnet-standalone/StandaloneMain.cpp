@@ -12,6 +12,7 @@
 #include "linnet/Basic/Errors.h"
 #include "linnet/Runtime/GenerationFlags.h"
 #include "linnet/Runtime/ModelRun.h"
+#include "linnet/Serve/ServeFlags.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -79,6 +80,11 @@ cl::opt<std::string>
                     "the CUDA driver) or emulated (the same kernels run by "
                     "this machine's CPU, one thread at a time)"),
            cl::value_desc("gpu|emulated"));
+cl::opt<bool> serveRequests(
+    "serve", cl::desc("Answer requests behind an OpenAI-compatible HTTP API "
+                      "(continuous batching over the slots, prefix caching) "
+                      "until SIGINT or SIGTERM"));
+serve::ServeFlags serveFlags(cl::SubCommand::getTopLevel());
 cl::list<std::string> bindings("bind",
                                cl::desc("Not accepted: the sizes are "
                                         "fixed when the binary is "
@@ -154,6 +160,20 @@ int main(int argc, char **argv) {
   if (!gpuChip.empty() && !emulated)
     options.gpu = CudaRequirements::forChip(gpuChip);
   options.tool = toolName;
+  options.serve = serveRequests;
+  std::optional<serve::ServeOptions> serving;
+  if (serveRequests) {
+    llvm::StringRef folder =
+        checkpoint.empty() ? options.tokenizer : options.checkpoint;
+    auto given = serveFlags.options(
+        llvm::sys::path::filename(llvm::StringRef(folder).rtrim('/')));
+    if (!given)
+      return reportError(llvm::toString(given.takeError()));
+    serving = std::move(*given);
+    serving->thinking = options.thinking;
+    // --thinking is the server's default for requests, not a chat's.
+    options.thinking.reset();
+  }
   if (llvm::Error error = options.validate())
     return reportError(llvm::toString(std::move(error)));
 
@@ -169,7 +189,8 @@ int main(int argc, char **argv) {
     return makeError(ErrorId::EntryUnavailable,
                      "the binary has no code for entry `" + name + "`");
   };
-  if (llvm::Error error = (*run)->execute(call))
+  if (llvm::Error error = serving ? serve::serveModel(**run, call, *serving)
+                                  : (*run)->execute(call))
     return reportError(llvm::toString(std::move(error)));
   return 0;
 }

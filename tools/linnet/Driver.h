@@ -13,6 +13,7 @@
 #include "linnet/Basic/Diagnostics.h"
 #include "linnet/Basic/Errors.h"
 #include "linnet/Runtime/ModelManifest.h"
+#include "linnet/Runtime/ModelRun.h"
 #include "linnet/Runtime/ParameterStore.h"
 #include "linnet/Sema/Binding.h"
 #include "linnet/Sema/BodyChecker.h"
@@ -120,6 +121,27 @@ extern llvm::cl::SubCommand emitCommand;
 int runEmit(const char *argv0);
 extern llvm::cl::SubCommand runCommand;
 int runRun(const char *argv0);
+extern llvm::cl::SubCommand serveCommand;
+int runServe(const char *argv0);
+
+/// Where `linnet run` and `linnet serve` get the model and its weights.
+struct ModelSource {
+  std::string input;
+  std::vector<std::string> includes;
+  std::string checkpoint;
+  std::optional<uint64_t> randomWeights;
+  std::vector<std::string> bindings;
+  std::string target = "cpu";
+  std::optional<std::string> device;
+  bool timings = false;
+};
+/// Binds and checks the model of `source`, prepares `options` (the
+/// checkpoint, the session), compiles the entries the run uses with the
+/// JIT and hands them to `execute`; the exit status.
+int runModel(
+    const char *argv0, const ModelSource &source, RunOptions options,
+    llvm::function_ref<llvm::Error(ModelRun &, const PackedEntryLookup &)>
+        execute);
 
 extern llvm::cl::SubCommand buildCommand;
 int runBuild(const char *argv0);

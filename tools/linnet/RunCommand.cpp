@@ -102,20 +102,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 } // namespace
 
 int linnet::driver::runRun(const char *argv0) {
-  auto start = std::chrono::steady_clock::now();
   RunOptions options;
-  options.checkpoint = runCheckpoint;
-  if (runRandomWeights.getNumOccurrences())
-    options.randomWeights = runRandomWeights.getValue();
-  std::vector<std::string> bindArgs;
-  if (runCheckpoint.getNumOccurrences()) {
-    auto config = checkpointConfig(runCheckpoint);
-    if (!config)
-      return reportError(config.takeError());
-    bindArgs.push_back(*config);
-  }
-  bindArgs.insert(bindArgs.end(), runBindings.begin(), runBindings.end());
-
   if (runEntry.getNumOccurrences())
     options.entry = runEntry;
   if (runTokens.getNumOccurrences())
@@ -126,33 +113,66 @@ int linnet::driver::runRun(const char *argv0) {
     return reportError(std::move(error));
   options.out = runOutput;
   options.top = runTop;
-  options.timings = runTimings;
+  ModelSource source;
+  source.input = runInput;
+  source.includes.assign(runIncludes.begin(), runIncludes.end());
+  source.checkpoint = runCheckpoint;
+  if (runRandomWeights.getNumOccurrences())
+    source.randomWeights = runRandomWeights.getValue();
+  source.bindings.assign(runBindings.begin(), runBindings.end());
+  source.target = runTarget;
+  if (runDevice.getNumOccurrences())
+    source.device = runDevice;
+  source.timings = runTimings;
+  return runModel(argv0, source, std::move(options),
+                  [](ModelRun &run, const PackedEntryLookup &call) {
+                    return run.execute(call);
+                  });
+}
+
+int linnet::driver::runModel(
+    const char *argv0, const ModelSource &source, RunOptions options,
+    llvm::function_ref<llvm::Error(ModelRun &, const PackedEntryLookup &)>
+        execute) {
+  auto start = std::chrono::steady_clock::now();
+  options.checkpoint = source.checkpoint;
+  options.randomWeights = source.randomWeights;
+  options.timings = source.timings;
+  std::vector<std::string> bindArgs;
+  if (!source.checkpoint.empty()) {
+    auto config = checkpointConfig(source.checkpoint);
+    if (!config)
+      return reportError(config.takeError());
+    bindArgs.push_back(*config);
+  }
+  bindArgs.insert(bindArgs.end(), source.bindings.begin(),
+                  source.bindings.end());
   if (llvm::Error error = options.validate())
     return reportError(std::move(error));
   std::optional<CudaPipelineOptions> cuda;
-  if (runTarget == "cuda") {
-    if (runDevice.getNumOccurrences() && runDevice != "gpu" &&
-        runDevice != "emulated")
+  if (source.target == "cuda") {
+    if (source.device && *source.device != "gpu" &&
+        *source.device != "emulated")
       return reportError(ErrorId::OptionInvalid,
-                         "--device: `" + runDevice +
+                         "--device: `" + *source.device +
                              "` is not a device of --target cuda (gpu, "
                              "emulated)");
     cuda.emplace();
-    cuda->emulated = runDevice == "emulated";
+    cuda->emulated = source.device == "emulated";
     if (!cuda->emulated)
       options.gpu = CudaRequirements::forChip(cuda->chip);
-  } else if (runTarget != "cpu") {
+  } else if (source.target != "cpu") {
     return reportError(ErrorId::OptionInvalid,
-                       "--target: `" + runTarget +
-                           "` is not a target `run` knows (cpu, cuda)");
-  } else if (runDevice.getNumOccurrences()) {
+                       "--target: `" + source.target + "` is not a target `" +
+                           options.tool.substr(7) + "` knows (cpu, cuda)");
+  } else if (source.device) {
     return reportError(ErrorId::OptionInvalid,
                        "--device is for --target cuda; the CPU target runs "
                        "on this machine");
   }
 
   DriverSession session;
-  if (!session.load(argv0, runInput, runIncludes))
+  if (!session.load(argv0, source.input, source.includes))
     return 1;
   if (options.randomWeights) {
     // No config: sizes a checkpoint would not hold either (`Batch`) take
@@ -208,14 +228,14 @@ int linnet::driver::runRun(const char *argv0) {
     if (auto symbol = (*executable)->lookup(entry); !symbol)
       return reportError(
           withContext("cannot compile the model: ", symbol.takeError()));
-  if (runTimings)
-    llvm::errs() << llvm::format(
-        "linnet run: compile %.3f s, code generation %.3f s\n", compileSeconds,
-        secondsSince(jitStart));
+  if (source.timings)
+    llvm::errs() << llvm::format("%s: compile %.3f s, code generation %.3f s\n",
+                                 options.tool.c_str(), compileSeconds,
+                                 secondsSince(jitStart));
   auto call = [&](llvm::StringRef name) {
     return (*executable)->lookupPacked(name);
   };
-  if (llvm::Error error = run->execute(call))
+  if (llvm::Error error = execute(*run, call))
     return reportError(std::move(error));
   return 0;
 }

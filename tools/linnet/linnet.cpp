@@ -256,6 +256,8 @@ int main(int argc, char **argv) {
     return runEmit(argv[0]);
   if (runCommand)
     return runRun(argv[0]);
+  if (serveCommand)
+    return runServe(argv[0]);
   if (buildCommand)
     return runBuild(argv[0]);
   if (tokenizeCommand)

@@ -91,6 +91,10 @@ struct RunOptions {
   std::optional<CudaRequirements> gpu;
   /// Prefixes the --timings lines (`linnet run`).
   std::string tool = "linnet run";
+  /// Serve requests (`linnet serve`, a built binary's --serve): load the
+  /// tokenizer, generation_config.json and the chat template, and let the
+  /// server call `prefill_slots` and `decode_rows` on the session.
+  bool serve = false;
 
   /// Checks that exactly one mode and one source of weights is asked for,
   /// with their companions.
@@ -131,6 +135,27 @@ public:
   /// (`.npy` files, or the top tokens or generated ids on standard output).
   llvm::Error execute(const PackedEntryLookup &call);
 
+  /// One call of a stateful entry on the session (checked against its
+  /// counts first), for a server's scheduler: the logits as f32 in `logits`,
+  /// their shape in `shape`.
+  llvm::Error call(const PackedEntryLookup &packed, const EntryCall &call,
+                   std::vector<int64_t> &shape, std::vector<float> &logits) {
+    return callEntry(packed, call, shape, logits);
+  }
+  Session &states() { return *session; }
+  const ModelManifest &modelManifest() const { return *manifest; }
+  /// With a text, a chat or --serve: what generation reads.
+  const Tokenizer *textTokenizer() const { return tokenizer.get(); }
+  const GenerationConfig &generationDefaults() const {
+    return generationConfig;
+  }
+  /// With --serve: the chat template, or null, with the reason in
+  /// chatTemplateProblem().
+  const tmpl::ChatTemplate *chatTemplateOrNull() const {
+    return chatTemplate.get();
+  }
+  const std::string &chatTemplateProblem() const { return missingTemplate; }
+
 private:
   ModelRun() = default;
   llvm::Error callEntry(const PackedEntryLookup &packed, const EntryCall &call,
@@ -143,6 +168,12 @@ private:
   /// Loads what generation needs (tokenizer, generation_config.json, chat
   /// template) and checks the first turn's ids against the sizes.
   llvm::Error prepareGeneration(const SessionSizes &sizes);
+  /// Loads what a server needs: the tokenizer, generation_config.json and
+  /// the chat template (whose absence only the chat endpoint reports).
+  llvm::Error prepareServing();
+  /// The tokenizer and generation_config.json of `folder`; `option` starts
+  /// the errors.
+  llvm::Error loadText(llvm::StringRef folder, llvm::StringRef option);
   /// The tokenizer's `ids` are all below `Vocab`.
   llvm::Error checkVocabulary(llvm::ArrayRef<int32_t> ids,
                               llvm::StringRef option) const;
@@ -188,6 +219,7 @@ private:
   std::unique_ptr<Tokenizer> tokenizer;
   GenerationConfig generationConfig;
   std::unique_ptr<tmpl::ChatTemplate> chatTemplate;
+  std::string missingTemplate;
   std::unique_ptr<ChatConversation> conversation;
   std::optional<Sampler> sampler;
   /// The ids state row 0 holds (every row runs the same tokens), and the

@@ -99,6 +99,15 @@ public:
   void advance(const EntryCall &call);
   /// Row `slot` holds no tokens.
   void reset(int64_t slot);
+  /// Row `slot` is free: what it holds is read by no one (a server's slot
+  /// between requests), so `decode_rows` and `decode` may step it at any
+  /// position in the cache, its count staying 0, until `prefill_slots`
+  /// (or `prefill` at 0) starts a sequence there or restore() puts one.
+  void release(int64_t slot);
+  /// Row `slot` holds `count` tokens put there by a copy of another row's
+  /// state (a snapshot): it continues at position `count`.
+  void restore(int64_t slot, int64_t count);
+  bool isFree(int64_t slot) const { return freeRows[size_t(slot)]; }
 
   llvm::ArrayRef<int64_t> counts() const { return rowCounts; }
   const SessionSizes &sizes() const { return sizes_; }
@@ -108,6 +117,18 @@ private:
 
   SessionSizes sizes_;
   std::vector<int64_t> rowCounts;
+  std::vector<bool> freeRows;
+};
+
+/// A copy of one state row (every state's slot `b`) and its count: a
+/// sequence's whole state at a token boundary, which a server keeps to
+/// start a later request with the same tokens without prefilling them.
+struct RowSnapshot {
+  int64_t count = 0;
+  /// Each state's row, in the session's order.
+  std::vector<std::vector<char>> states;
+
+  uint64_t bytes() const;
 };
 
 /// The storage of one `state` member: contiguous, row-major, 64-byte
@@ -156,6 +177,17 @@ public:
   void reset(int64_t slot);
   /// Zeroes every slot.
   void resetAll();
+  /// Marks slot `slot` free (RowCounts::release).
+  void release(int64_t slot) { rows.release(slot); }
+  bool isFree(int64_t slot) const { return rows.isFree(slot); }
+
+  /// Slot `slot`'s state and count. The device (if the states are on one)
+  /// must be idle.
+  RowSnapshot snapshot(int64_t slot) const;
+  /// Puts `snapshot` into slot `slot`, which then continues at its count.
+  void restore(int64_t slot, const RowSnapshot &snapshot);
+  /// Slot `to` becomes a copy of slot `from` (state and count).
+  void copyRow(int64_t from, int64_t to);
 
 private:
   explicit Session(const SessionSizes &sizes) : rows(sizes) {}

@@ -76,6 +76,9 @@ private:
 /// Errors [MessagesMalformed] name `name` (the file).
 llvm::Expected<ChatInput> parseChatInput(llvm::StringRef json,
                                          llvm::StringRef name);
+/// The same for a document already parsed.
+llvm::Expected<ChatInput> chatInputOf(const Value &document,
+                                      llvm::StringRef name);
 
 } // namespace linnet::tmpl
 
