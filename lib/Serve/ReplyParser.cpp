@@ -76,17 +76,17 @@ void ReplyParser::run(ReplyDelta &delta, bool last) {
       delta.reasoning += text.take_front(close).str();
       pending = text.drop_front(close + kThinkClose.size()).str();
       state = State::Content;
-      afterReasoning = true;
+      skip = "\r\n";
       continue;
     }
     case State::Content: {
-      if (afterReasoning) {
-        llvm::StringRef rest = text.ltrim("\r\n");
+      if (!skip.empty()) {
+        llvm::StringRef rest = text.ltrim(skip);
         if (rest.empty() && !last) {
           pending.clear();
           return;
         }
-        afterReasoning = false;
+        skip = "";
         pending = rest.str();
         text = pending;
       }
@@ -118,8 +118,9 @@ void ReplyParser::run(ReplyDelta &delta, bool last) {
         delta.toolCalls.push_back(std::move(call));
       else
         delta.content += text.take_front(close + kCallClose.size()).str();
-      pending = text.drop_front(close + kCallClose.size()).ltrim().str();
+      pending = text.drop_front(close + kCallClose.size()).str();
       state = State::Content;
+      skip = " \t\r\n";
       continue;
     }
     }

@@ -23,6 +23,7 @@ targets=(
   "script|8192|linnet run --script files, then the calls checked against a session"
   "tokenizer|32768|tokenizer.json, then a text encoded with it, decoded and streamed back"
   "template|16384|chat templates (Jinja), then a chat (messages JSON) rendered with them"
+  "serve-request|16384|HTTP requests in pieces, their bodies as chat and text completion requests and as replies"
 )
 
 usage() {

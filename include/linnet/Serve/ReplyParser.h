@@ -52,9 +52,9 @@ private:
   State state;
   bool tools;
   std::string pending;
-  /// After `</think>`: the newlines that separate it from the answer are
-  /// dropped.
-  bool afterReasoning = false;
+  /// What is dropped before the next content: the newlines after
+  /// `</think>`, the whitespace after a tool call.
+  llvm::StringRef skip;
 };
 
 /// The call in a `<tool_call>` block's `body`, if it holds one.

@@ -169,6 +169,15 @@ def scenario_endpoints(server, args):
     check(status == 200 and "reasoning_content" in thinking["choices"][0]["message"],
           "with thinking on, the reply's text is reasoning_content")
 
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "description": "The weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    status, with_tools = server.post("/v1/chat/completions",
+                                     dict(chat, tools=tools, return_token_ids=True))
+    _, without = server.post("/v1/chat/completions", dict(chat, return_token_ids=True))
+    check(status == 200 and len(with_tools["prompt_token_ids"]) > len(without["prompt_token_ids"])
+          + 20, "`tools` reach the chat template")
+
     status, kind, events = server.stream("/v1/chat/completions",
                                          dict(chat, stream=True,
                                               stream_options={"include_usage": True}))
