@@ -181,7 +181,7 @@ void HttpResponder::respond(
   for (const auto &[name, value] : headers)
     head += name + ": " + value + "\r\n";
   head += "\r\n";
-  send(head) && send(body);
+  send(head + body.str());
 }
 
 bool HttpResponder::startEvents() {
@@ -278,6 +278,7 @@ void HttpServer::shutdown() {
 }
 
 void HttpServer::serve(HttpHandler handler) {
+  this->handler = std::move(handler);
   for (;;) {
     pollfd entries[2] = {{listener, POLLIN, 0}, {wakePipe[0], POLLIN, 0}};
     int ready = ::poll(entries, 2, -1);
@@ -303,19 +304,25 @@ void HttpServer::serve(HttpHandler handler) {
         continue;
       }
       ++connections;
+      open.insert(socket);
     }
-    std::thread([this, socket, &handler] {
-      handleConnection(socket, handler);
-      ::close(socket);
+    std::thread([this, socket] {
+      handleConnection(socket, this->handler);
       std::lock_guard<std::mutex> lock(mutex);
+      open.erase(socket);
+      ::close(socket);
       if (--connections == 0)
         idle.notify_all();
     }).detach();
   }
 }
 
-void HttpServer::waitForConnections(std::chrono::seconds limit) {
+void HttpServer::closeConnections(std::chrono::seconds limit) {
   std::unique_lock<std::mutex> lock(mutex);
+  // A connection waiting for its next request reads the end at once; one
+  // whose handler still runs sees its client gone.
+  for (int socket : open)
+    ::shutdown(socket, SHUT_RD);
   idle.wait_for(lock, limit, [&] { return connections == 0; });
 }
 

@@ -146,7 +146,7 @@ llvm::Error serve::serveModel(ModelRun &run, const PackedEntryLookup &entries,
   // Requests still waiting hear that the server stops; then their
   // connections end.
   scheduler.stop();
-  (*server)->waitForConnections(std::chrono::seconds(10));
+  (*server)->closeConnections(std::chrono::seconds(10));
   runningServer = nullptr;
   llvm::errs() << "stopped\n";
   return llvm::Error::success();

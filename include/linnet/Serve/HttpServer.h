@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -121,11 +122,11 @@ public:
          size_t maxConnections);
 
   uint16_t port() const { return boundPort; }
-  /// Answers connections with `handler` (which must outlive the
-  /// connections: see waitForConnections) until shutdown().
+  /// Answers connections with `handler` until shutdown().
   void serve(HttpHandler handler);
-  /// Waits at most `limit` for the connections' threads to end.
-  void waitForConnections(std::chrono::seconds limit);
+  /// Ends the open connections (after serve()) and waits at most `limit`
+  /// for their threads.
+  void closeConnections(std::chrono::seconds limit);
   /// Stops serve(); safe from a signal handler.
   void shutdown();
 
@@ -144,6 +145,8 @@ private:
   std::mutex mutex;
   std::condition_variable idle;
   size_t connections = 0;
+  std::set<int> open;
+  HttpHandler handler;
 };
 
 } // namespace linnet::serve

@@ -128,6 +128,20 @@ def reference_ids(model, prompt, count, max_seq):
         pos += 1
 
 
+def read_to_end(raw):
+    """What the server sends until it closes the connection (as it does after an error)."""
+    data = b""
+    while True:
+        try:
+            piece = raw.recv(65536)
+        except ConnectionResetError:
+            break
+        if not piece:
+            break
+        data += piece
+    return data.decode("utf-8", "replace")
+
+
 def error_of(status, body, expected_status, expected_id):
     error = body.get("error", {}) if isinstance(body, dict) else {}
     return (status == expected_status and expected_id in error.get("message", "")
@@ -269,13 +283,13 @@ def scenario_endpoints(server, args):
     check(error_of(status, json.loads(text), 405, "[EndpointUnknown]"), "a wrong method: 405 [EndpointUnknown]")
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as raw:
         raw.sendall(b"NOT HTTP AT ALL\r\n\r\n")
-        answer = raw.recv(65536).decode("utf-8", "replace")
+        answer = read_to_end(raw)
     check(answer.startswith("HTTP/1.1 400") and "[HttpRequestMalformed]" in answer,
           "bytes that are not HTTP: 400 [HttpRequestMalformed]")
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as raw:
         raw.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n{"
                     % (17 << 20))
-        answer = raw.recv(65536).decode("utf-8", "replace")
+        answer = read_to_end(raw)
     check(answer.startswith("HTTP/1.1 413") and "[HttpRequestMalformed]" in answer,
           "a body over 16 MiB: 413 [HttpRequestMalformed]")
     status, text = server.request("GET", "/health")
