@@ -28,11 +28,14 @@ json::Value parameterToJSON(const ModelParameter &param) {
   json::Array shape;
   for (int64_t size : param.shape)
     shape.push_back(size);
-  return json::Object{{"path", param.path},
+  json::Object object{{"path", param.path},
                       {"shape", std::move(shape)},
                       {"element", elementTypeName(param.element)},
                       {"optional", param.optional},
                       {"block", param.block}};
+  if (param.contextAxis)
+    object["context_axis"] = int64_t(*param.contextAxis);
+  return object;
 }
 
 llvm::Error invalid(const llvm::Twine &what) {
@@ -62,6 +65,12 @@ parametersFromJSON(const json::Object &root, llvm::StringRef key) {
     param.block = object->getString("block").value_or("").str();
     for (const json::Value &size : *shape)
       param.shape.push_back(jsonInteger(size).value_or(0));
+    if (std::optional<int64_t> axis = jsonInteger(*object, "context_axis")) {
+      if (*axis < 1 || *axis >= int64_t(param.shape.size()))
+        return invalid("`" + param.path + "`'s context axis " +
+                       llvm::Twine(*axis) + " is not one of its axes");
+      param.contextAxis = unsigned(*axis);
+    }
     result.push_back(std::move(param));
   }
   return result;

@@ -581,6 +581,31 @@ void Session::reset(int64_t slot) {
   rows.reset(slot);
 }
 
+namespace {
+
+/// How a state's row is cut for a snapshot of `count` tokens: `blocks`
+/// pieces of `keep` bytes, each `stride` bytes apart (the whole row, one
+/// piece, for a state without a context axis).
+struct RowCut {
+  uint64_t blocks = 1, keep = 0, stride = 0;
+};
+
+RowCut cutOf(const StateBuffer &buffer, int64_t batch, int64_t count) {
+  const ModelParameter &state = buffer.state;
+  uint64_t rowBytes = buffer.bytes / uint64_t(batch);
+  if (!state.contextAxis)
+    return {1, rowBytes, rowBytes};
+  unsigned axis = *state.contextAxis;
+  uint64_t inner = elementTypeBytes(state.element);
+  for (size_t i = axis + 1; i < state.shape.size(); ++i)
+    inner *= uint64_t(state.shape[i]);
+  uint64_t stride = inner * uint64_t(state.shape[axis]);
+  uint64_t kept = std::min<uint64_t>(uint64_t(count), state.shape[axis]);
+  return {rowBytes / stride, inner * kept, stride};
+}
+
+} // namespace
+
 RowSnapshot Session::snapshot(int64_t slot) const {
   RowSnapshot snapshot;
   snapshot.count = counts()[size_t(slot)];
@@ -588,16 +613,27 @@ RowSnapshot Session::snapshot(int64_t slot) const {
     uint64_t rowBytes = buffer.bytes / uint64_t(sizes().batch);
     const char *row =
         static_cast<const char *>(buffer.data) + uint64_t(slot) * rowBytes;
-    snapshot.states.emplace_back(row, row + rowBytes);
+    RowCut cut = cutOf(buffer, sizes().batch, snapshot.count);
+    std::vector<char> &kept = snapshot.states.emplace_back();
+    kept.reserve(cut.blocks * cut.keep);
+    for (uint64_t block = 0; block < cut.blocks; ++block)
+      kept.insert(kept.end(), row + block * cut.stride,
+                  row + block * cut.stride + cut.keep);
   }
   return snapshot;
 }
 
 void Session::restore(int64_t slot, const RowSnapshot &snapshot) {
-  for (auto [buffer, state] : llvm::zip_equal(buffers, snapshot.states))
-    std::memcpy(static_cast<char *>(buffer.data) +
-                    uint64_t(slot) * uint64_t(state.size()),
-                state.data(), state.size());
+  // Positions past the count keep what the slot held: nothing reads a
+  // cached position before a step writes it.
+  for (auto [buffer, kept] : llvm::zip_equal(buffers, snapshot.states)) {
+    uint64_t rowBytes = buffer.bytes / uint64_t(sizes().batch);
+    char *row = static_cast<char *>(buffer.data) + uint64_t(slot) * rowBytes;
+    RowCut cut = cutOf(buffer, sizes().batch, snapshot.count);
+    for (uint64_t block = 0; block < cut.blocks; ++block)
+      std::memcpy(row + block * cut.stride, kept.data() + block * cut.keep,
+                  cut.keep);
+  }
   rows.restore(slot, snapshot.count);
 }
 

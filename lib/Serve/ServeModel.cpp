@@ -33,42 +33,42 @@ void stopServing(int) {
 
 ServeFlags::ServeFlags(cl::SubCommand &command)
     : host("host",
-           cl::desc("With --serve: the address to listen on (default "
+           cl::desc("The address to listen on (default "
                     "127.0.0.1; 0.0.0.0 for every interface)"),
            cl::init("127.0.0.1"), cl::sub(command)),
       apiKey("api-key",
-             cl::desc("With --serve: answer only requests that carry this "
+             cl::desc("Answer only requests that carry this "
                       "key as `Authorization: Bearer KEY` (/health excepted)"),
              cl::sub(command)),
       modelName("model-name",
-                cl::desc("With --serve: the model's name in /v1/models and "
+                cl::desc("The model's name in /v1/models and "
                          "requests (default: the checkpoint folder's name)"),
                 cl::sub(command)),
       port("port",
-           cl::desc("With --serve: the TCP port (default 8080; 0: one the "
+           cl::desc("The TCP port (default 8080; 0: one the "
                     "system chooses, printed)"),
            cl::init(8080), cl::sub(command)),
       maxQueue("max-queue",
-               cl::desc("With --serve: the most requests waiting for a slot; "
+               cl::desc("The most requests waiting for a slot; "
                         "more are answered 429 (default 64)"),
                cl::init(64), cl::sub(command)),
       maxConnections("max-connections",
-                     cl::desc("With --serve: the most open connections; more "
+                     cl::desc("The most open connections; more "
                               "are answered 503 (default 256)"),
                      cl::init(256), cl::sub(command)),
       prefillBudget("prefill-budget",
-                    cl::desc("With --serve: the most tokens (rows x padded "
+                    cl::desc("The most tokens (rows x padded "
                              "length) one prefill_slots call starts "
                              "(default 2048)"),
                     cl::init(2048), cl::sub(command)),
       prefixCacheMiB("prefix-cache-mib",
-                     cl::desc("With --serve: MiB of state snapshots kept for "
+                     cl::desc("MiB of state snapshots kept for "
                               "prompts that start alike (default 1024; 0: "
                               "none)"),
                      cl::init(1024), cl::sub(command)),
       maxRestAfterSnapshot(
           "prefix-cache-rest",
-          cl::desc("With --serve: the most prompt tokens fed a step at a time "
+          cl::desc("The most prompt tokens fed a step at a time "
                    "after a snapshot; a longer rest is prefilled whole "
                    "(default 256)"),
           cl::init(256), cl::sub(command)) {}

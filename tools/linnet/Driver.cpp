@@ -78,6 +78,49 @@ int linnet::driver::reportError(llvm::Error error) {
   return 1;
 }
 
+/// Each state's axis that grows with `MaxSeq`: the model bound again with
+/// one more, the axis whose size is one more.
+static void markContextAxes(const Program &program, const BoundModel &bound,
+                            std::vector<ModelParameter> &states) {
+  std::vector<std::string> sizes;
+  bool hasMaxSeq = false;
+  for (const BoundGeneric &generic : bound.generics) {
+    int64_t size = generic.size;
+    if (generic.name == "MaxSeq") {
+      hasMaxSeq = true;
+      ++size;
+    }
+    sizes.push_back(generic.name + "=" +
+                    (generic.kind == GenericKind::Float
+                         ? elementTypeName(generic.element).str()
+                         : std::to_string(size)));
+  }
+  if (!hasMaxSeq)
+    return;
+  llvm::SourceMgr sources;
+  DiagnosticEngine quiet(sources, llvm::nulls());
+  std::optional<BoundModel> longer = bindModel(program, sizes, quiet);
+  if (!longer)
+    return;
+  std::vector<ModelParameter> grown = listStates(program, *longer);
+  if (grown.size() != states.size())
+    return;
+  for (auto [state, other] : llvm::zip_equal(states, grown)) {
+    if (state.shape.size() != other.shape.size())
+      continue;
+    std::optional<unsigned> axis;
+    unsigned changed = 0;
+    for (unsigned i = 1; i < state.shape.size(); ++i)
+      if (other.shape[i] != state.shape[i]) {
+        ++changed;
+        if (other.shape[i] == state.shape[i] + 1)
+          axis = i;
+      }
+    if (changed == 1 && axis)
+      state.contextAxis = axis;
+  }
+}
+
 llvm::Expected<ModelManifest>
 linnet::driver::buildManifest(const Program &program, const BoundModel &bound) {
   ModelManifest manifest;
@@ -93,6 +136,7 @@ linnet::driver::buildManifest(const Program &program, const BoundModel &bound) {
   }
   manifest.parameters = listParameters(program, bound);
   manifest.states = listStates(program, bound);
+  markContextAxes(program, bound, manifest.states);
   for (const MemberDecl &member : bound.root->members)
     if (auto *fn = std::get_if<FnDecl>(&member); fn && fn->isEntry)
       manifest.entries.push_back(fn->name);

@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ struct ModelParameter {
   bool optional = false;                  ///< `param bias: ...?`
   /// The name of the block declaring it (`GatedRmsNorm`).
   std::string block;
+  /// A state's axis of cached positions (a KV cache's `MaxSeq`), whose
+  /// entries past a row's token count are never read: a snapshot of the
+  /// row keeps only the ones before it. None for parameters and for states
+  /// that do not grow with the context.
+  std::optional<unsigned> contextAxis;
 
   /// The last part of the path: the name the block declares it by.
   llvm::StringRef name() const;

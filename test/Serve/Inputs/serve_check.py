@@ -408,11 +408,13 @@ def scenario_prefix(server, args):
 
 def scenario_queue(server, args):
     # One slot, a queue of one: a long request runs, one waits, the third is refused.
-    long = {"prompt": [5, 6, 7], "max_tokens": args.max_seq - 3}
+    # The running request takes thousands of steps: long enough for the other two to come.
+    bodies = {"running": {"prompt": [5, 6, 7], "max_tokens": min(4000, args.max_seq - 3)},
+              "waiting": {"prompt": [5, 6, 8], "max_tokens": 2}}
     results = {}
 
     def send(name):
-        results[name] = server.post("/v1/completions", long)
+        results[name] = server.post("/v1/completions", bodies[name])
     runner = threading.Thread(target=send, args=("running",))
     runner.start()
     deadline = time.time() + 60
@@ -423,7 +425,10 @@ def scenario_queue(server, args):
     while server.metrics().get("linnet_queue_requests") != 1 and time.time() < deadline:
         time.sleep(0.01)
     status, body = server.post("/v1/completions", {"prompt": [1, 2], "max_tokens": 2})
-    check(error_of(status, body, 429, "[ServerBusy]"), "a request beyond the queue: 429 [ServerBusy]")
+    still_busy = server.metrics().get("linnet_queue_requests") == 1
+    check(error_of(status, body, 429, "[ServerBusy]"),
+          f"a request beyond the queue: 429 [ServerBusy] (got {status}; the queue still full "
+          f"after it: {still_busy})")
     runner.join()
     waiter.join()
     check(results["running"][0] == 200 and results["waiting"][0] == 200,

@@ -1,4 +1,4 @@
-//===- RowCountsTest.cpp - Free rows and restored rows of a session -------===//
+//===- SessionRowsTest.cpp - Free, restored and snapshotted session rows --===//
 //
 // A server's free slots ride along in `decode_rows` at any position without
 // holding tokens; a snapshot restored into a slot makes it continue at the
@@ -59,6 +59,52 @@ TEST(RowCounts, RestoredAndPrefilledRowsAreInUse) {
   rows.advance(prefill);
   EXPECT_FALSE(rows.isFree(1));
   EXPECT_EQ(rows.counts()[1], 2);
+}
+
+TEST(Session, ASnapshotKeepsTheCachedPositionsInUse) {
+  SessionSizes sizes{/*batch=*/2, /*maxSeq=*/5, /*vocab=*/16};
+  ModelParameter cache, state;
+  cache.path = "cache";
+  cache.shape = {2, 2, 5, 3}; // [Batch, heads, MaxSeq, width]
+  cache.contextAxis = 2;
+  state.path = "state";
+  state.shape = {2, 4};
+  auto session = Session::create(sizes, {cache, state});
+  ASSERT_TRUE(bool(session)) << llvm::toString(session.takeError());
+  auto values = [&](size_t index) {
+    return static_cast<float *>((*session)->states()[index].data);
+  };
+  constexpr int kRow = 2 * 5 * 3;
+  for (int i = 0; i < 2 * kRow; ++i)
+    values(0)[i] = float(i);
+  for (int i = 0; i < 2 * 4; ++i)
+    values(1)[i] = float(100 + i);
+  // Slot 1 holds 3 tokens.
+  EntryCall prefill;
+  prefill.entry = EntryKind::PrefillSlots;
+  prefill.rows = 1;
+  prefill.length = 3;
+  prefill.tokens = {1, 2, 3};
+  prefill.slots = {1};
+  prefill.lengths = {3};
+  (*session)->finish(prefill);
+  RowSnapshot kept = (*session)->snapshot(1);
+  EXPECT_EQ(kept.count, 3);
+  EXPECT_EQ(kept.states[0].size(), 2u * 3 * 3 * sizeof(float));
+  EXPECT_EQ(kept.states[1].size(), 4u * sizeof(float));
+  // Into slot 0: its positions 0..2 of each head and its whole state
+  // become slot 1's; positions 3 and 4 keep what they held.
+  (*session)->restore(0, kept);
+  EXPECT_EQ((*session)->counts()[0], 3);
+  for (int head = 0; head < 2; ++head)
+    for (int position = 0; position < 5; ++position)
+      for (int i = 0; i < 3; ++i) {
+        int at = (head * 5 + position) * 3 + i;
+        float expected = position < 3 ? float(kRow + at) : float(at);
+        EXPECT_EQ(values(0)[at], expected) << head << " " << position;
+      }
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(values(1)[i], 104.0f + i);
 }
 
 } // namespace
