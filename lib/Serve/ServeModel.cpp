@@ -99,8 +99,18 @@ ServeFlags::options(llvm::StringRef defaultName) const {
   return options;
 }
 
+llvm::Expected<std::unique_ptr<HttpServer>>
+serve::listenFor(const ServeOptions &options) {
+  auto server = HttpServer::listen(options.host, uint16_t(options.port),
+                                   HttpLimits(), options.maxConnections);
+  if (server)
+    (*server)->malformedBody = errorBody;
+  return server;
+}
+
 llvm::Error serve::serveModel(ModelRun &run, const PackedEntryLookup &entries,
-                              const ServeOptions &options) {
+                              const ServeOptions &options,
+                              std::unique_ptr<HttpServer> server) {
   ServerMetrics metrics;
   SchedulerOptions scheduling;
   scheduling.maxQueue = options.maxQueue;
@@ -115,12 +125,6 @@ llvm::Error serve::serveModel(ModelRun &run, const PackedEntryLookup &entries,
       },
       metrics, scheduling);
 
-  HttpLimits limits;
-  auto server = HttpServer::listen(options.host, uint16_t(options.port), limits,
-                                   options.maxConnections);
-  if (!server)
-    return server.takeError();
-  (*server)->malformedBody = errorBody;
   OpenAIOptions api;
   api.modelName = options.modelName;
   api.apiKey = options.apiKey;
@@ -129,24 +133,24 @@ llvm::Error serve::serveModel(ModelRun &run, const PackedEntryLookup &entries,
                          run.generationDefaults(), run.chatTemplateOrNull(),
                          run.chatTemplateProblem(), metrics, api);
   scheduler.start();
-  runningServer = server->get();
+  runningServer = server.get();
   std::signal(SIGINT, stopServing);
   std::signal(SIGTERM, stopServing);
   std::signal(SIGPIPE, SIG_IGN);
   llvm::errs() << run.modelManifest().model << ": serving `"
                << options.modelName << "` on http://" << options.host << ":"
-               << (*server)->port() << " (" << scheduler.slots() << " slots of "
+               << server->port() << " (" << scheduler.slots() << " slots of "
                << scheduler.maxSeq() << " tokens)\n";
   llvm::errs().flush();
   HttpHandler handler = [&](const HttpRequest &request,
                             HttpResponder &responder) {
     endpoints.handle(request, responder);
   };
-  (*server)->serve(handler);
+  server->serve(handler);
   // Requests still waiting hear that the server stops; then their
   // connections end.
   scheduler.stop();
-  (*server)->closeConnections(std::chrono::seconds(10));
+  server->closeConnections(std::chrono::seconds(10));
   runningServer = nullptr;
   llvm::errs() << "stopped\n";
   return llvm::Error::success();

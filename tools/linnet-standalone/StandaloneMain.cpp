@@ -12,6 +12,7 @@
 #include "linnet/Basic/Errors.h"
 #include "linnet/Runtime/GenerationFlags.h"
 #include "linnet/Runtime/ModelRun.h"
+#include "linnet/Serve/HttpServer.h"
 #include "linnet/Serve/ServeFlags.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -189,8 +190,16 @@ int main(int argc, char **argv) {
     return makeError(ErrorId::EntryUnavailable,
                      "the binary has no code for entry `" + name + "`");
   };
-  if (llvm::Error error = serving ? serve::serveModel(**run, call, *serving)
-                                  : (*run)->execute(call))
+  if (!serving) {
+    if (llvm::Error error = (*run)->execute(call))
+      return reportError(llvm::toString(std::move(error)));
+    return 0;
+  }
+  auto server = serve::listenFor(*serving);
+  if (!server)
+    return reportError(llvm::toString(server.takeError()));
+  if (llvm::Error error =
+          serve::serveModel(**run, call, *serving, std::move(*server)))
     return reportError(llvm::toString(std::move(error)));
   return 0;
 }

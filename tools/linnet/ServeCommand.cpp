@@ -11,6 +11,7 @@
 
 #include "Driver.h"
 
+#include "linnet/Serve/HttpServer.h"
 #include "linnet/Serve/ServeFlags.h"
 
 #include "llvm/Support/Path.h"
@@ -107,8 +108,12 @@ int linnet::driver::runServe(const char *argv0) {
   if (!serving)
     return reportError(serving.takeError());
   serving->thinking = thinking;
+  auto server = serve::listenFor(*serving);
+  if (!server)
+    return reportError(server.takeError());
   return runModel(argv0, source, std::move(options),
                   [&](ModelRun &run, const PackedEntryLookup &call) {
-                    return serve::serveModel(run, call, *serving);
+                    return serve::serveModel(run, call, *serving,
+                                             std::move(*server));
                   });
 }

@@ -14,6 +14,7 @@
 
 #include "llvm/Support/CommandLine.h"
 
+#include <memory>
 #include <string>
 
 namespace linnet::serve {
@@ -31,10 +32,18 @@ struct ServeOptions {
   std::optional<bool> thinking;
 };
 
-/// Answers requests with `run` (prepared with `serve`) until SIGINT or
-/// SIGTERM; errors when it cannot listen.
+class HttpServer;
+
+/// Listens where `options` say: done before the model is compiled, so that
+/// an address in use costs no compile time.
+llvm::Expected<std::unique_ptr<HttpServer>>
+listenFor(const ServeOptions &options);
+
+/// Answers requests with `run` (prepared with `serve`) on `server` (from
+/// listenFor) until SIGINT or SIGTERM.
 llvm::Error serveModel(ModelRun &run, const PackedEntryLookup &entries,
-                       const ServeOptions &options);
+                       const ServeOptions &options,
+                       std::unique_ptr<HttpServer> server);
 
 struct ServeFlags {
   explicit ServeFlags(llvm::cl::SubCommand &command);
