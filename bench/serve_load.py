@@ -174,7 +174,9 @@ def prepare_linnet(linnet, sizes, slots, work):
     return checkpoint, binary
 
 
-def prepare_llama_server(args, sizes, work, linnet):
+def prepare_llama_server(args, sizes, work, checkpoint):
+    """llama-server (llama_cpp.py's build of llama.cpp, with the server) and `checkpoint` as
+    GGUF (llama_cpp.py's converter and tokenizer; the requests are ids)."""
     import llama_cpp
     llama_cpp.LLAMA_TARGETS.append("llama-server")
     llama_cpp.LLAMA_CMAKE_OPTIONS[:] = [o.replace("-DLLAMA_BUILD_SERVER=OFF",
@@ -183,7 +185,21 @@ def prepare_llama_server(args, sizes, work, linnet):
     name, llama = llama_cpp.llama_source(args.cache)
     build, _ = llama_cpp.llama_build(args.cache, name, llama, 2)
     converter = llama_cpp.converter_python(args.cache)
-    _, gguf, _, _, _ = llama_cpp.prepare("f32", sizes, work, linnet, llama, converter, "native")
+    hf = os.path.join(work, "hf")
+    os.makedirs(hf, exist_ok=True)
+    for f in os.listdir(checkpoint):
+        if f == "config.json" or f.endswith(".safetensors") or f.endswith(".index.json"):
+            if not os.path.exists(os.path.join(hf, f)):
+                os.symlink(os.path.join(checkpoint, f), os.path.join(hf, f))
+    llama_cpp.write_tokenizer(hf, sizes["Vocab"])
+    gguf = os.path.join(work, "model-f32.gguf")
+    if not os.path.exists(gguf):
+        shim = os.path.join(work, "convert_shim.py")
+        with open(shim, "w") as f:
+            f.write(llama_cpp.CONVERTER_SHIM)
+        log("convert_hf_to_gguf.py --outtype f32")
+        run(NICE + [converter, shim, llama, hf, "--outtype", "f32", "--no-mtp",
+                    "--outfile", gguf])
     return os.path.join(build, "bin", "llama-server"), gguf
 
 
@@ -226,7 +242,7 @@ def main():
         process.wait(timeout=60)
 
     if args.llama_server:
-        server, gguf = prepare_llama_server(args, sizes, work, linnet)
+        server, gguf = prepare_llama_server(args, sizes, work, checkpoint)
         port = 18000 + os.getpid() % 1000
         process, _ = start_server(
             [server, "-m", gguf, "--host", "127.0.0.1", "--port", str(port),
