@@ -5,7 +5,8 @@
         [--clients 64] [--seconds 60] [--slots 16] [--prompt 64] [--max-tokens 64]
         [--llama-server] [--cache DIR]
 
-Writes a random f32 checkpoint (`linnet init-checkpoint`, the CPU benchmark's small sizes), builds
+Writes a random f32 checkpoint (`linnet init-checkpoint`, the CPU benchmark's small sizes) with
+llama_cpp.py's generated tokenizer (every id has text; the same one llama-server gets), builds
 it with `linnet build --bind Batch=SLOTS` and starts the binary with `--serve` on a loopback port.
 Then CLIENTS threads each send streamed `/v1/completions` requests one after another for SECONDS
 (a prompt of PROMPT token ids, distinct per request, greedy, MAX_TOKENS tokens, `ignore_eos`),
@@ -164,9 +165,9 @@ def prepare_linnet(linnet, sizes, slots, work):
     log("linnet init-checkpoint (f32)")
     run(NICE + [linnet, "init-checkpoint", MODEL, *binds, "--dtype", "f32", "--seed", "1",
                 "-o", checkpoint])
-    tokenizer = os.path.join(TOP, ".python", "bin", "python3")
-    run(NICE + [tokenizer, os.path.join(TOP, "test", "reference", "make_tokenizer.py"),
-                "--out", checkpoint, "--vocab", str(min(sizes["Vocab"], 1000))])
+    # The tokenizer llama_cpp.py gives llama.cpp's GGUF: every id has text, on both servers.
+    import llama_cpp
+    llama_cpp.write_tokenizer(checkpoint, sizes["Vocab"])
     binary = os.path.join(work, "linnet-model")
     log(f"linnet build --bind Batch={slots}")
     run(NICE + [linnet, "build", MODEL, "--bind", os.path.join(checkpoint, "config.json"),
@@ -247,7 +248,7 @@ def main():
         process, _ = start_server(
             [server, "-m", gguf, "--host", "127.0.0.1", "--port", str(port),
              "-np", str(args.slots), "-c", str(args.slots * sizes["MaxSeq"]), "-t", "2"],
-            "server is listening")
+            "listening on http://")
         log(f"llama-server: {args.clients} clients for {args.seconds:.0f} s")
         try:
             results.append(("llama-server", Load(port, args, sizes["Vocab"]).run()))
