@@ -244,6 +244,16 @@ linnet::checkpointConfig(llvm::StringRef checkpoint) {
 }
 
 llvm::Error RunOptions::validate() const {
+  auto oneSourceOfWeights = [&]() -> llvm::Error {
+    if (checkpoint.empty() != !randomWeights)
+      return llvm::Error::success();
+    return fail(ErrorId::RunOptionsInvalid,
+                checkpoint.empty()
+                    ? "give the weights: --checkpoint DIR, or "
+                      "--random-weights SEED to draw them"
+                    : "--checkpoint and --random-weights are two sources "
+                      "of the weights; give one");
+  };
   if (serve) {
     if (tokens || script || prompt || promptText || chat || generate ||
         !out.empty() || !transcript.empty() || sampling.any() ||
@@ -253,13 +263,8 @@ llvm::Error RunOptions::validate() const {
                   "and sampling; --tokens, --script, --prompt, --chat, "
                   "--generate, --out, --transcript, --stop, --system and the "
                   "sampling options do not go with it");
-    if (checkpoint.empty() == !randomWeights)
-      return fail(ErrorId::RunOptionsInvalid,
-                  checkpoint.empty()
-                      ? "give the weights: --checkpoint DIR, or "
-                        "--random-weights SEED to draw them"
-                      : "--checkpoint and --random-weights are two sources "
-                        "of the weights; give one");
+    if (llvm::Error error = oneSourceOfWeights())
+      return error;
     if (randomWeights && tokenizer.empty())
       return fail(ErrorId::RunOptionsInvalid,
                   "--serve with --random-weights needs --tokenizer DIR, a "
@@ -283,13 +288,8 @@ llvm::Error RunOptions::validate() const {
       return fail(ErrorId::RunOptionsInvalid,
                   "--stop " + std::to_string(i + 1) +
                       " is empty; give the text that ends generation");
-  if (checkpoint.empty() == !randomWeights)
-    return fail(ErrorId::RunOptionsInvalid,
-                checkpoint.empty()
-                    ? "give the weights: --checkpoint DIR, or "
-                      "--random-weights SEED to draw them"
-                    : "--checkpoint and --random-weights are two sources "
-                      "of the weights; give one");
+  if (llvm::Error error = oneSourceOfWeights())
+    return error;
   if (int(tokens.has_value()) + int(script.has_value()) +
           int(prompt.has_value()) + int(promptText.has_value()) +
           int(chat.has_value()) !=

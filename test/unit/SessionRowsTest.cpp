@@ -24,6 +24,18 @@ EntryCall decodeRows(std::vector<int32_t> positions) {
   return call;
 }
 
+/// `prefill_slots` of a row of 3 tokens, `length` of them real, in `slot`.
+EntryCall prefillSlot(int32_t slot, int32_t length) {
+  EntryCall call;
+  call.entry = EntryKind::PrefillSlots;
+  call.rows = 1;
+  call.length = 3;
+  call.tokens = {1, 2, 3};
+  call.slots = {slot};
+  call.lengths = {length};
+  return call;
+}
+
 TEST(RowCounts, FreeRowsStepAnywhereAndHoldNothing) {
   RowCounts rows({/*batch=*/3, /*maxSeq=*/8, /*vocab=*/16});
   rows.release(1);
@@ -48,13 +60,7 @@ TEST(RowCounts, RestoredAndPrefilledRowsAreInUse) {
   EXPECT_FALSE(rows.isFree(0));
   EXPECT_TRUE(llvm::errorToBool(rows.check(decodeRows({0, 0}))));
   ASSERT_FALSE(llvm::errorToBool(rows.check(decodeRows({4, 0}))));
-  EntryCall prefill;
-  prefill.entry = EntryKind::PrefillSlots;
-  prefill.rows = 1;
-  prefill.length = 3;
-  prefill.tokens = {1, 2, 3};
-  prefill.slots = {1};
-  prefill.lengths = {2};
+  EntryCall prefill = prefillSlot(1, 2);
   ASSERT_FALSE(llvm::errorToBool(rows.check(prefill)));
   rows.advance(prefill);
   EXPECT_FALSE(rows.isFree(1));
@@ -80,14 +86,7 @@ TEST(Session, ASnapshotKeepsTheCachedPositionsInUse) {
   for (int i = 0; i < 2 * 4; ++i)
     values(1)[i] = float(100 + i);
   // Slot 1 holds 3 tokens.
-  EntryCall prefill;
-  prefill.entry = EntryKind::PrefillSlots;
-  prefill.rows = 1;
-  prefill.length = 3;
-  prefill.tokens = {1, 2, 3};
-  prefill.slots = {1};
-  prefill.lengths = {3};
-  (*session)->finish(prefill);
+  (*session)->finish(prefillSlot(1, 3));
   RowSnapshot kept = (*session)->snapshot(1);
   EXPECT_EQ(kept.count, 3);
   EXPECT_EQ(kept.states[0].size(), 2u * 3 * 3 * sizeof(float));
