@@ -231,30 +231,27 @@ def main():
     checkpoint, binary = os.path.join(work, "ckpt"), os.path.join(work, "linnet-model")
     if not (args.work and os.path.exists(binary)):
         checkpoint, binary = prepare_linnet(linnet, sizes, args.slots, work)
-    results = []
-    process, _ = start_server([binary, "--checkpoint", checkpoint, "--serve", "--port", "0"],
-                              " on http://")
-    port = int(_[-1].rsplit(":", 1)[1].split()[0])
-    log(f"linnet: {args.clients} clients for {args.seconds:.0f} s on port {port}")
-    try:
-        results.append(("linnet", Load(port, args, sizes["Vocab"]).run()))
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
-
-    if args.llama_server:
-        server, gguf = prepare_llama_server(args, sizes, work, checkpoint)
-        port = 18000 + os.getpid() % 1000
-        process, _ = start_server(
-            [server, "-m", gguf, "--host", "127.0.0.1", "--port", str(port),
-             "-np", str(args.slots), "-c", str(args.slots * sizes["MaxSeq"]), "-t", "2"],
-            "listening on http://")
-        log(f"llama-server: {args.clients} clients for {args.seconds:.0f} s")
+    def measure(name, command, marker, port=None):
+        """The load on the server `command` starts (its port from its start line if None)."""
+        process, lines = start_server(command, marker)
+        port = port or int(lines[-1].rsplit(":", 1)[1].split()[0])
+        log(f"{name}: {args.clients} clients for {args.seconds:.0f} s on port {port}")
         try:
-            results.append(("llama-server", Load(port, args, sizes["Vocab"]).run()))
+            return name, Load(port, args, sizes["Vocab"]).run()
         finally:
             process.terminate()
             process.wait(timeout=60)
+
+    results = [measure("linnet", [binary, "--checkpoint", checkpoint, "--serve", "--port", "0"],
+                       " on http://")]
+    if args.llama_server:
+        server, gguf = prepare_llama_server(args, sizes, work, checkpoint)
+        port = 18000 + os.getpid() % 1000
+        results.append(measure(
+            "llama-server",
+            [server, "-m", gguf, "--host", "127.0.0.1", "--port", str(port),
+             "-np", str(args.slots), "-c", str(args.slots * sizes["MaxSeq"]), "-t", "2"],
+            "listening on http://", port))
 
     print(f"machine: {machine()}; load average {load_before} before, {load_average()} after")
     print(f"model: {sizes}; {args.slots} slots; {args.clients} streaming clients for "

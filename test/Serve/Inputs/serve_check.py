@@ -313,6 +313,19 @@ def scenario_reference(server, args):
     import qwen3_5_moe as ref
     import numpy as np
     model = ref.load_model(args.checkpoint, dtype=np.float64)
+
+    def at_once(bodies):
+        """Each completion's ids, the requests sent together."""
+        ids = [None] * len(bodies)
+
+        def send(i):
+            ids[i] = server.post("/v1/completions", bodies[i])[1]["choices"][0]["token_ids"]
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(len(bodies))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return ids
     prompts = prompts_for(6)
     lengths = [4, 9, 6, 12, 3, 8]
     expected = [reference_ids(model, p, n, args.max_seq) for p, n in zip(prompts, lengths)]
@@ -322,17 +335,8 @@ def scenario_reference(server, args):
                                                   "return_token_ids": True})
         alone.append(body["choices"][0]["token_ids"])
     check(alone == expected, "6 greedy requests one at a time equal the reference")
-    together = [None] * len(prompts)
-
-    def send(i):
-        _, body = server.post("/v1/completions", {"prompt": prompts[i], "max_tokens": lengths[i],
-                                                  "return_token_ids": True})
-        together[i] = body["choices"][0]["token_ids"]
-    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(prompts))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    together = at_once([{"prompt": p, "max_tokens": n, "return_token_ids": True}
+                        for p, n in zip(prompts, lengths)])
     check(together == expected,
           "6 greedy requests at once (more than the slots: batched, queued) equal the reference")
     metrics = server.metrics()
@@ -344,15 +348,7 @@ def scenario_reference(server, args):
                 "return_token_ids": True} for i, p in enumerate(prompts)]
     alone = [server.post("/v1/completions", body)[1]["choices"][0]["token_ids"]
              for body in sampled]
-    together = [None] * len(sampled)
-
-    def send_sampled(i):
-        together[i] = server.post("/v1/completions", sampled[i])[1]["choices"][0]["token_ids"]
-    threads = [threading.Thread(target=send_sampled, args=(i,)) for i in range(len(sampled))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    together = at_once(sampled)
     check(together == alone, "6 seeded sampled requests give the same ids batched as alone")
 
 
@@ -371,22 +367,17 @@ def scenario_prefix(server, args):
           "a cold chat equals the reference")
     # Another user after the same system prompt: the snapshot at its end is restored.
     second = dict(first, messages=[system, {"role": "user", "content": "Name a fruit."}])
-    _, two = server.post("/v1/chat/completions", second)
-    prompt = two["prompt_token_ids"]
-    cached = two["usage"]["prompt_tokens_details"]["cached_tokens"]
-    check(cached > 0 and two["choices"][0]["token_ids"]
-          == reference_ids(model, prompt, 5, args.max_seq),
-          f"the same system prompt: {cached} cached tokens, ids equal the reference")
+    def cached_and_equal(answer, label):
+        cached = answer["usage"]["prompt_tokens_details"]["cached_tokens"]
+        check(cached > 0 and answer["choices"][0]["token_ids"]
+              == reference_ids(model, answer["prompt_token_ids"], 5, args.max_seq),
+              f"{label}: {cached} cached tokens, ids equal the reference")
+    cached_and_equal(server.post("/v1/chat/completions", second)[1], "the same system prompt")
     # A follow-up turn: the conversation so far comes from the cache.
     reply = one["choices"][0]["message"]["content"]
     follow = dict(first, messages=first["messages"] + [
         {"role": "assistant", "content": reply}, {"role": "user", "content": "Another?"}])
-    _, three = server.post("/v1/chat/completions", follow)
-    prompt = three["prompt_token_ids"]
-    cached = three["usage"]["prompt_tokens_details"]["cached_tokens"]
-    check(cached > 0 and three["choices"][0]["token_ids"]
-          == reference_ids(model, prompt, 5, args.max_seq),
-          f"a follow-up turn: {cached} cached tokens, ids equal the reference")
+    cached_and_equal(server.post("/v1/chat/completions", follow)[1], "a follow-up turn")
     # A completion continuing a finished one exactly: the state after it is restored.
     base = prompts_for(1, start=40)[0]
     _, done = server.post("/v1/completions", {"prompt": base, "max_tokens": 4,
