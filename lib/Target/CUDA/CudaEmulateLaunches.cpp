@@ -6,7 +6,9 @@
 // but NVVM, ptxas and the driver is checked on a machine without a GPU.
 // Blocks run in parallel (OpenMP, as on the CPU); a block runs the stretches
 // of its body between barriers one after the other, each for all its
-// threads in turn: what a barrier guarantees.
+// threads in turn: what a barrier guarantees. A value a thread keeps across
+// a barrier (a register) is kept in a buffer of a value per thread, and a
+// warp's shuffle is an exchange through a buffer between two barriers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,11 +28,11 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `op` or an op inside it reads `value`.
-bool reads(Operation *op, Value value) {
+/// Whether `op` or an op inside it has an operand `reads` accepts.
+bool readsAny(Operation *op, llvm::function_ref<bool(Value)> reads) {
   return op
       ->walk([&](Operation *nested) {
-        return llvm::is_contained(nested->getOperands(), value)
+        return llvm::any_of(nested->getOperands(), reads)
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
       })
@@ -42,13 +44,23 @@ bool containsBarrier(Operation *op) {
       .wasInterrupted();
 }
 
+/// What serializing a block's threads made: the loops over the threads,
+/// one per stretch, and the ops in them.
+struct Stretches {
+  SmallVector<scf::ForOp> loops;
+  llvm::DenseSet<Operation *> ops;
+};
+
 /// Runs the ops of `block` that depend on the thread id `thread` once per
 /// thread: each stretch of them (up to a barrier, or an op that does not
-/// depend on the thread) in a loop over the `threads` threads. Barriers go;
-/// a loop with barriers inside, run alike by every thread, is serialized
-/// inside.
+/// depend on the thread and is not pure) in a loop over the `threads`
+/// threads. An op depends
+/// on the thread when it reads the thread id or a value of an op that does.
+/// Barriers go; a loop with barriers inside, run alike by every thread, is
+/// serialized inside.
 LogicalResult serializeThreads(RewriterBase &rewriter, Block &block,
-                               Value thread, Value threads) {
+                               Value thread, Value threads,
+                               Stretches &stretches) {
   SmallVector<Operation *> stretch;
   auto flush = [&] {
     if (stretch.empty())
@@ -63,7 +75,13 @@ LogicalResult serializeThreads(RewriterBase &rewriter, Block &block,
     rewriter.replaceUsesWithIf(
         thread, loop.getInductionVar(),
         [&](OpOperand &use) { return loop->isAncestor(use.getOwner()); });
+    stretches.loops.push_back(loop);
     stretch.clear();
+  };
+  auto dependsOnThread = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    return value == thread || (def && (stretches.ops.contains(def) ||
+                                       llvm::is_contained(stretch, def)));
   };
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (isa<gpu::BarrierOp>(op)) {
@@ -75,12 +93,13 @@ LogicalResult serializeThreads(RewriterBase &rewriter, Block &block,
       flush();
       continue;
     }
-    bool dependent =
-        reads(&op, thread) || llvm::any_of(op.getOperands(), [&](Value v) {
-          Operation *def = v.getDefiningOp();
-          return def && llvm::is_contained(stretch, def);
-        });
-    if (!dependent) {
+    if (!readsAny(&op, dependsOnThread)) {
+      // A pure op of no thread (a constant) goes above the stretch instead
+      // of ending it.
+      if (!stretch.empty() && isPure(&op) && op.getNumRegions() == 0) {
+        rewriter.moveOpBefore(&op, stretch.front());
+        continue;
+      }
       flush();
       continue;
     }
@@ -92,13 +111,110 @@ LogicalResult serializeThreads(RewriterBase &rewriter, Block &block,
             "device runs barriers only in code every thread runs alike");
       for (Region &region : op.getRegions())
         for (Block &nested : region)
-          if (failed(serializeThreads(rewriter, nested, thread, threads)))
+          if (failed(serializeThreads(rewriter, nested, thread, threads,
+                                      stretches)))
             return failure();
       continue;
     }
     stretch.push_back(&op);
+    stretches.ops.insert(&op);
   }
   flush();
+  return success();
+}
+
+/// A value one stretch computes and a later one reads is a thread's
+/// register kept across a barrier: here a buffer of a value per thread
+/// (allocated at `bufferPoint`, freed before `freePoint`), stored where it
+/// is computed and loaded, at the reading thread's index, where it is read.
+LogicalResult keepAcrossBarriers(RewriterBase &rewriter,
+                                 const Stretches &stretches, Value threads,
+                                 Operation *bufferPoint, Operation *freePoint) {
+  llvm::DenseSet<Operation *> loops;
+  for (scf::ForOp loop : stretches.loops)
+    loops.insert(loop);
+  for (scf::ForOp loop : stretches.loops) {
+    for (Operation &op : loop.getBody()->without_terminator()) {
+      for (Value result : op.getResults()) {
+        SmallVector<OpOperand *> outside;
+        for (OpOperand &use : result.getUses())
+          if (!loop->isAncestor(use.getOwner()))
+            outside.push_back(&use);
+        if (outside.empty())
+          continue;
+        Type type = result.getType();
+        if (!type.isIntOrIndexOrFloat())
+          return op.emitOpError("keeps a value of type ")
+                 << type
+                 << " across a barrier; the emulated device keeps only "
+                    "scalars";
+        Location loc = op.getLoc();
+        rewriter.setInsertionPoint(bufferPoint);
+        Value buffer = memref::AllocOp::create(
+            rewriter, loc, MemRefType::get({ShapedType::kDynamic}, type),
+            ValueRange{threads});
+        rewriter.setInsertionPoint(freePoint);
+        memref::DeallocOp::create(rewriter, loc, buffer);
+        rewriter.setInsertionPointAfter(&op);
+        memref::StoreOp::create(rewriter, loc, result, buffer,
+                                loop.getInductionVar());
+        for (OpOperand *use : outside) {
+          Operation *reader = use->getOwner();
+          Operation *enclosing = reader->getParentOp();
+          while (enclosing && !loops.contains(enclosing))
+            enclosing = enclosing->getParentOp();
+          if (!enclosing)
+            return reader->emitOpError(
+                "reads a value of one thread's work outside the work "
+                "between barriers; the emulated device cannot run it");
+          rewriter.setInsertionPoint(reader);
+          use->set(memref::LoadOp::create(
+              rewriter, loc, buffer,
+              cast<scf::ForOp>(enclosing).getInductionVar()));
+        }
+      }
+    }
+  }
+  return success();
+}
+
+/// Each `gpu.shuffle` in `body` (xor, lanes within a warp) as what it means
+/// between threads run in turn: every thread stores its value in a buffer
+/// of the block, a barrier, each reads its partner's, a barrier (so that
+/// the next exchange does not overwrite what is still to be read).
+LogicalResult exchangeShuffles(RewriterBase &rewriter, Block &body,
+                               Value thread, Value threads,
+                               Operation *freePoint) {
+  SmallVector<gpu::ShuffleOp> shuffles;
+  body.walk([&](gpu::ShuffleOp shuffle) { shuffles.push_back(shuffle); });
+  llvm::DenseMap<Type, Value> buffers;
+  for (gpu::ShuffleOp shuffle : shuffles) {
+    Location loc = shuffle.getLoc();
+    if (shuffle.getMode() != gpu::ShuffleMode::XOR ||
+        !isConstantIntValue(shuffle.getWidth(), 32))
+      return shuffle.emitOpError(
+          "is emulated only as a butterfly (xor) over a whole warp");
+    Type type = shuffle.getValue().getType();
+    Value &buffer = buffers[type];
+    if (!buffer) {
+      rewriter.setInsertionPointToStart(&body);
+      buffer = memref::AllocOp::create(
+          rewriter, loc, MemRefType::get({ShapedType::kDynamic}, type),
+          ValueRange{threads});
+      rewriter.setInsertionPoint(freePoint);
+      memref::DeallocOp::create(rewriter, loc, buffer);
+    }
+    rewriter.setInsertionPoint(shuffle);
+    memref::StoreOp::create(rewriter, loc, shuffle.getValue(), buffer, thread);
+    gpu::BarrierOp::create(rewriter, loc);
+    Value offset = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getIndexType(), shuffle.getOffset());
+    Value partner = arith::XOrIOp::create(rewriter, loc, thread, offset);
+    Value exchanged = memref::LoadOp::create(rewriter, loc, buffer, partner);
+    gpu::BarrierOp::create(rewriter, loc);
+    Value valid = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+    rewriter.replaceOp(shuffle, ValueRange{exchanged, valid});
+  }
   return success();
 }
 
@@ -157,7 +273,14 @@ LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
     rewriter.setInsertionPoint(blocks.getBody()->getTerminator());
     memref::DeallocOp::create(rewriter, loc, buffer);
   }
-  if (failed(serializeThreads(rewriter, *blocks.getBody(), thread, block.x)))
+  Block &body = *blocks.getBody();
+  if (failed(exchangeShuffles(rewriter, body, thread, block.x,
+                              body.getTerminator())))
+    return failure();
+  Stretches stretches;
+  if (failed(serializeThreads(rewriter, body, thread, block.x, stretches)) ||
+      failed(keepAcrossBarriers(rewriter, stretches, block.x, &body.front(),
+                                body.getTerminator())))
     return failure();
   if (!thread.use_empty())
     return launch.emitOpError(

@@ -13,6 +13,7 @@
 
 #include "KernelNames.h"
 #include "PassDetail.h"
+#include "WarpReduction.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -154,9 +155,11 @@ FailureOr<linalg::LinalgOp> withParallelLoopsFirst(RewriterBase &rewriter,
 }
 
 /// Inside `launch`: each linalg op's parallel loop dealt out to the threads
-/// and each other write run by thread 0, every one followed by a barrier.
+/// (a warp reduction's outputs to the warps) and each other write run by
+/// thread 0, every one followed by a barrier.
 LogicalResult distributeOverThreads(RewriterBase &rewriter,
-                                    gpu::LaunchOp launch) {
+                                    gpu::LaunchOp launch,
+                                    int64_t threadsPerBlock) {
   Value thread = launch.getThreadIds().x;
   Value threads = launch.getBlockSize().x;
   SmallVector<memref::CopyOp> copies;
@@ -186,6 +189,16 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
       return original.emitOpError(
           "cannot have its parallel loops put outermost for a GPU kernel");
     linalg::LinalgOp op = *reordered;
+    // A warp reduction: an output per warp, its lanes sharing the reduction.
+    if (std::optional<linnet::WarpReduction> reduction =
+            linnet::matchWarpReduction(op, threadsPerBlock)) {
+      rewriter.setInsertionPointAfter(op);
+      gpu::BarrierOp::create(rewriter, loc);
+      if (failed(
+              linnet::lowerToWarps(rewriter, op, *reduction, thread, threads)))
+        return failure();
+      continue;
+    }
     // An op without loops (on 0-d buffers) is one thread's scalar code.
     scf::IfOp scalar;
     if (op.getNumLoops() == 0)
@@ -377,7 +390,7 @@ LogicalResult mapToLaunch(RewriterBase &rewriter, Operation *region,
   for (auto [buffer, attribution] :
        llvm::zip_equal(*allocations, launch.getWorkgroupAttributions()))
     replaceByWorkgroupBuffer(rewriter, buffer.allocation, attribution);
-  return distributeOverThreads(rewriter, launch);
+  return distributeOverThreads(rewriter, launch, threadsPerBlock);
 }
 
 struct CudaMapDispatchRegionsPass

@@ -5,11 +5,13 @@
 // block's. A block takes up to threads-per-block parallel iterations, one
 // per thread (linnet-cuda-map-dispatch-regions deals them out), the
 // innermost loop first so that neighbouring threads touch neighbouring
-// elements. Reductions stay whole inside a thread.
+// elements. Reductions stay whole; a warp reduction's (WarpReduction.h)
+// belongs to a warp, so its block takes an output per warp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PassDetail.h"
+#include "WarpReduction.h"
 
 #include "linnet/Codegen/LoweringConfig.h"
 
@@ -53,7 +55,10 @@ struct CudaSelectLoweringConfigPass
       if (!op.hasPureTensorSemantics() ||
           linnet::codegen::getLoweringConfig(op))
         return;
-      SmallVector<int64_t> thread = blockTile(op, threadsPerBlock);
+      int64_t iterations = linnet::matchWarpReduction(op, threadsPerBlock)
+                               ? threadsPerBlock / linnet::kWarpSize
+                               : threadsPerBlock;
+      SmallVector<int64_t> thread = blockTile(op, iterations);
       SmallVector<int64_t> none(thread.size(), 0);
       linnet::codegen::setLoweringConfig(
           op, linnet::LoweringConfigAttr::get(context, thread, none, none));

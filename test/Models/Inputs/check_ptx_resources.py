@@ -6,11 +6,16 @@ that breaks a rule.
 
     check_ptx_resources.py MODULE.mlir [--ptxas PATH] [--arch sm_90a]
                            [--table FILE] [--allow-local-memory]
+                           [--wide-loads KERNEL-MODULE ...]
 
 --table writes `name registers stack shared` per kernel, sorted by name
 (what `linnet build --report` must agree with); --allow-stack reports a
 --allow-local-memory reports spills and a stack frame in the table instead of
 failing (the small configurations' decode attention spills 8 bytes).
+--wide-loads checks the warp reductions (kernels whose lanes combine partial
+results with `shfl.sync.bfly`: the GEMVs, norms and other reductions along a
+contiguous axis) of the kernel modules named: each must read with 16-byte
+loads (`ld.global.v4`); prints a second line that counts them.
 """
 import argparse
 import concurrent.futures
@@ -27,6 +32,7 @@ parser.add_argument("--ptxas", default=os.path.join(
 parser.add_argument("--arch", default="sm_90a")
 parser.add_argument("--table")
 parser.add_argument("--allow-local-memory", action="store_true")
+parser.add_argument("--wide-loads", nargs="+", default=[])
 args = parser.parse_args()
 text = open(args.module).read()
 
@@ -100,6 +106,18 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as p
                          int(shared.group(1)) if shared else 0))
             count += 1
 
+warp_reductions = 0
+for module in args.wide_loads:
+    if module not in kernels:
+        sys.exit(f"{module}: no such kernel module")
+    for entry in re.split(r"(?=\.(?:visible|weak) \.entry )", kernels[module])[1:]:
+        name = re.match(r"\.\w+ \.entry (\w+)", entry).group(1)
+        if "shfl.sync.bfly" not in entry:
+            continue
+        if not re.search(r"ld\.global(\.nc)?\.v4\.", entry):
+            sys.exit(f"{name}: a warp reduction without 16-byte loads")
+        warp_reductions += 1
+
 if args.table:
     with open(args.table, "w") as f:
         for row in sorted(rows):
@@ -108,3 +126,6 @@ framed = sum(1 for row in rows if row[2])
 local = f"{framed} with local memory" if framed else "no spills, no stack frame"
 print(f"{count} kernels in {len(kernels)} modules: at most {max(registers)} registers, "
       f"{local}, no malloc")
+if args.wide_loads:
+    print(f"{warp_reductions} warp reductions in {len(args.wide_loads)} modules, "
+          f"each reading with 16-byte loads")

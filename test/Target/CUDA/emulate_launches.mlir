@@ -2,7 +2,9 @@
 // blocks in a parallel loop, in a block each stretch of work between
 // barriers in a loop over the threads (the barriers gone: running one
 // stretch for every thread before the next is what they guarantee), a
-// workgroup buffer a buffer of the block's iteration.
+// workgroup buffer a buffer of the block's iteration, a value a thread
+// keeps across a barrier a buffer of a value per thread, a shuffle an
+// exchange through a buffer between two barriers.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-emulate-launches,canonicalize))" --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @block
@@ -72,6 +74,85 @@ func.func @barrier_in_divergent_code(%out: memref<4xf32>) {
     scf.if %first {
       gpu.barrier
     }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A butterfly step: each thread's value goes to a buffer of the block, and
+// after a barrier each reads its partner's (thread id xor 1); the value it
+// keeps across the barriers is kept per thread.
+// CHECK-LABEL: func.func @shuffle
+// CHECK-NOT: gpu.
+// CHECK-COUNT-3: memref.alloc() : memref<64xf32>
+// CHECK: scf.for %[[T:.*]] = %c0 to %c64 step %c1 {
+// CHECK:   %[[V:.*]] = arith.sitofp
+// CHECK-NEXT:   memref.store %[[V]], %[[KEPT:.*]][%[[T]]]
+// CHECK-NEXT:   memref.store %[[V]], %[[EXCHANGE:.*]][%[[T]]]
+// CHECK: }
+// CHECK-NEXT: scf.for %[[T2:.*]] = %c0 to %c64 step %c1 {
+// CHECK:   %[[PARTNER:.*]] = arith.xori %[[T2]], %c1
+// CHECK:   %[[OTHER:.*]] = memref.load %[[EXCHANGE]][%[[PARTNER]]]
+// CHECK:   memref.store %[[OTHER]], %[[OTHERS:.*]][%[[T2]]]
+// CHECK: }
+// CHECK-NEXT: scf.for %[[T3:.*]] = %c0 to %c64 step %c1 {
+// CHECK:   %[[MINE:.*]] = memref.load %[[KEPT]][%[[T3]]]
+// CHECK:   %[[THEIRS:.*]] = memref.load %[[OTHERS]][%[[T3]]]
+// CHECK:   arith.addf %[[MINE]], %[[THEIRS]]
+// CHECK: }
+// CHECK-DAG: memref.dealloc %[[KEPT]] :
+// CHECK-DAG: memref.dealloc %[[EXCHANGE]] :
+// CHECK-DAG: memref.dealloc %[[OTHERS]] :
+func.func @shuffle(%out: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %i = arith.index_cast %tx : index to i32
+    %v = arith.sitofp %i : i32 to f32
+    %one = arith.constant 1 : i32
+    %width = arith.constant 32 : i32
+    %other, %valid = gpu.shuffle xor %v, %one, %width : f32
+    %sum = arith.addf %v, %other : f32
+    memref.store %sum, %out[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @shuffle_down(%out: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %zero = arith.constant 0.0 : f32
+    %one = arith.constant 1 : i32
+    %width = arith.constant 32 : i32
+    // expected-error @+1 {{'gpu.shuffle' op is emulated only as a butterfly (xor) over a whole warp}}
+    %other, %valid = gpu.shuffle down %zero, %one, %width : f32
+    memref.store %other, %out[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @view_across_barrier(%in: memref<4x4xf32>, %out: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    // expected-error @+1 {{'memref.subview' op keeps a value of type 'memref<4xf32, strided<[1], offset: ?>>' across a barrier; the emulated device keeps only scalars}}
+    %row = memref.subview %in[%tx, 0] [1, 4] [1, 1] : memref<4x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+    gpu.barrier
+    %c0 = arith.constant 0 : index
+    %v = memref.load %row[%c0] : memref<4xf32, strided<[1], offset: ?>>
+    memref.store %v, %out[%tx] : memref<4xf32>
     gpu.terminator
   }
   return

@@ -6,6 +6,7 @@
 // the region allocates is workgroup memory of the block (a partial tile's,
 // of dynamic size, at the size of the whole tile), other writes run in
 // thread 0, and a linalg op outside every region is a kernel of one block.
+// A warp reduction's outputs go to the warps (the last case).
 // Each kernel is named after its function, its index and its root.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-map-dispatch-regions,canonicalize))" --split-input-file --verify-diagnostics | FileCheck %s
 
@@ -134,6 +135,66 @@ func.func @middle_reduction(%x: memref<2x8x16xf32>, %y: memref<2x16xf32>) {
         ins(%x : memref<2x8x16xf32>) outs(%y : memref<2x16xf32>) {
     ^bb0(%a: f32, %o: f32):
       %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// A warp reduction (a GEMV: the [N, K] weight laid out along the reduced K)
+// in a region of 8 rows: warp w of the block takes rows w, w + 8, ...; its
+// lanes read 8 bf16 at once (chunk c is lane c mod 32's) where the rows are
+// 16-byte aligned, checked at run time, the rest an element each; five
+// shuffles combine the lanes' partials and lane 0 adds the total to the
+// output. The loop over rows is every thread's, so whole warps shuffle.
+// CHECK-LABEL: func.func @gemv
+// CHECK: gpu.launch {{.*}} function(@gemv_0_generic)
+// CHECK-DAG: %[[WARP:.*]] = arith.divui %[[T:.*]], %c32
+// CHECK-DAG: %[[LANE:.*]] = arith.remui %[[T]], %c32
+// CHECK: %[[POINTER:.*]] = memref.extract_aligned_pointer_as_index
+// CHECK: %[[ALIGNED:.*]] = arith.andi
+// CHECK: %[[CHUNKS:.*]] = arith.select %[[ALIGNED]], %c64, %c0
+// CHECK: scf.for %[[FIRST:.*]] = %c0 to %c8 step %{{.*}} {
+// CHECK:   %[[ROW:.*]] = arith.addi %[[FIRST]], %[[WARP]]
+// CHECK:   %[[ACTIVE:.*]] = arith.cmpi ult, %[[ROW]], %c8
+// CHECK:   %[[PARTIAL:.*]] = scf.if %[[ACTIVE]] -> (f32) {
+// CHECK:     scf.for %{{.*}} = %[[LANE]] to %[[CHUNKS]] step %c32 iter_args
+// CHECK:       vector.load %{{.*}}[%[[ROW]], %{{.*}}] {alignment = 16 : i64} : memref<8x512xbf16, strided<[512, 1], offset: ?>>, vector<8xbf16>
+// CHECK-COUNT-8: arith.addf
+// CHECK:     scf.for %{{.*}} = %{{.*}} to %c512 step %c32 iter_args
+// CHECK:   } else {
+// CHECK:     scf.yield %cst
+// CHECK:   }
+// CHECK:   gpu.shuffle xor %[[PARTIAL]], %c16_i32, %c32_i32
+// CHECK:   gpu.shuffle xor %{{.*}}, %c8_i32, %c32_i32
+// CHECK:   gpu.shuffle xor %{{.*}}, %c4_i32, %c32_i32
+// CHECK:   gpu.shuffle xor %{{.*}}, %c2_i32, %c32_i32
+// CHECK:   %[[LAST:.*]], %{{.*}} = gpu.shuffle xor %{{.*}}, %c1_i32, %c32_i32
+// CHECK:   %[[TOTAL:.*]] = arith.addf %{{.*}}, %[[LAST]]
+// CHECK:   %[[LANE0:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK:   %[[WRITES:.*]] = arith.andi %[[ACTIVE]], %[[LANE0]]
+// CHECK:   scf.if %[[WRITES]] {
+// CHECK:     %[[OLD:.*]] = memref.load
+// CHECK:     %[[NEW:.*]] = arith.addf %[[OLD]], %[[TOTAL]]
+// CHECK:     memref.store %[[NEW]]
+// CHECK:   }
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+#w = affine_map<(n, k) -> (n, k)>
+#x = affine_map<(n, k) -> (k)>
+#y = affine_map<(n, k) -> (n)>
+func.func @gemv(%w: memref<64x512xbf16>, %x: memref<512xbf16>, %y: memref<64xf32>) {
+  scf.forall (%i) = (0) to (64) step (8) {
+    %ws = memref.subview %w[%i, 0] [8, 512] [1, 1] : memref<64x512xbf16> to memref<8x512xbf16, strided<[512, 1], offset: ?>>
+    %ys = memref.subview %y[%i] [8] [1] : memref<64xf32> to memref<8xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#w, #x, #y], iterator_types = ["parallel", "reduction"]}
+        ins(%ws, %x : memref<8x512xbf16, strided<[512, 1], offset: ?>>, memref<512xbf16>) outs(%ys : memref<8xf32, strided<[1], offset: ?>>) {
+    ^bb0(%a: bf16, %b: bf16, %o: f32):
+      %m = arith.mulf %a, %b : bf16
+      %e = arith.extf %m : bf16 to f32
+      %s = arith.addf %o, %e : f32
       linalg.yield %s : f32
     }
   }

@@ -1,5 +1,6 @@
 // The CUDA pipeline from linalg on tensors to cubins: dispatch regions with
-// the GPU's block tiles (a SiLU row by row, a row sum with its fill fused),
+// the GPU's block tiles (a SiLU row by row, a row sum with its fill fused,
+// 8 rows a block: a warp reduction, each row a warp's),
 // bufferized, each region a kernel (gpu.func) launched from the host
 // function, and each kernel through NVVM and ptxas to a cubin for sm_90a.
 // REQUIRES: ptxas
@@ -11,7 +12,7 @@
 
 // LINALG-LABEL: func.func @silu_rowsum
 // LINALG: scf.forall (%{{.*}}) in (%{{.*}})
-// LINALG: scf.forall (%{{.*}}) = (0) to (%{{.*}}) step (256)
+// LINALG: scf.forall (%{{.*}}) = (0) to (%{{.*}}) step (8)
 // LINALG: linalg.generic {indexing_maps = [#{{.*}}], iterator_types = ["parallel"]} outs(
 // LINALG: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
 // LINALG: scf.forall.in_parallel
@@ -23,6 +24,8 @@
 // KERNELS: gpu.func @silu_rowsum_0_generic({{.*}}) kernel
 // KERNELS: math.exp
 // KERNELS: gpu.func @silu_rowsum_1_generic({{.*}}) kernel
+// KERNELS: vector.load {{.*}} {alignment = 16 : i64} : memref<?x256xf32, {{.*}}>, vector<4xf32>
+// KERNELS: gpu.shuffle xor
 // KERNELS: gpu.barrier
 
 // BINARY: llvm.func @silu_rowsum

@@ -1,7 +1,8 @@
 // linnet-cuda-select-lowering-config alone: a block's tile (the `thread`
 // level) takes up to threads-per-block parallel iterations, innermost loop
-// first, one thread each; reductions stay whole. A pinned configuration is
-// kept.
+// first, one thread each; reductions stay whole. A warp reduction (an input
+// laid out along the reduced axis, none read along it laid out along
+// another) takes an output per warp. A pinned configuration is kept.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config))" | FileCheck %s
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config{threads-per-block=64}))" | FileCheck %s --check-prefix=SMALL
 
@@ -10,16 +11,21 @@
 // CHECK-LABEL: func.func @ops
 // CHECK: linalg.generic {{.*}}thread = [1, 256], reduction = [0, 0], vector = [0, 0]
 // CHECK: linalg.generic {{.*}}thread = [64, 4], reduction = [0, 0], vector = [0, 0]
-// CHECK: linalg.generic {{.*}}thread = [256, 0], reduction = [0, 0], vector = [0, 0]
+// CHECK: linalg.generic {{.*}}thread = [8, 0], reduction = [0, 0], vector = [0, 0]
 // CHECK: linalg.matmul {{.*}}thread = [1, 256, 0], reduction = [0, 0, 0], vector = [0, 0, 0]
+// CHECK: linalg.generic {{.*}}thread = [1, 8, 0], reduction = [0, 0, 0], vector = [0, 0, 0]
 // CHECK: linalg.generic {{.*}}thread = [2, 2], reduction = [0, 0], vector = [0, 0]
 // SMALL-LABEL: func.func @ops
 // SMALL: thread = [1, 64]
 // SMALL: thread = [16, 4]
-// SMALL: thread = [64, 0]
+// SMALL: thread = [2, 0]
 // SMALL: thread = [1, 64, 0]
-func.func @ops(%x: tensor<?x512xf32>, %n: tensor<?x4xf32>, %a: tensor<64x128xf32>, %b: tensor<128x512xf32>, %c: tensor<64x512xf32>)
-    -> (tensor<?x512xf32>, tensor<?x4xf32>, tensor<?xf32>, tensor<64x512xf32>, tensor<?x512xf32>) {
+// SMALL: thread = [1, 2, 0]
+#xk = affine_map<(m, n, k) -> (m, k)>
+#wk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @ops(%x: tensor<?x512xf32>, %n: tensor<?x4xf32>, %a: tensor<64x128xf32>, %b: tensor<128x512xf32>, %c: tensor<64x512xf32>, %w: tensor<512x128xbf16>)
+    -> (tensor<?x512xf32>, tensor<?x4xf32>, tensor<?xf32>, tensor<64x512xf32>, tensor<64x512xf32>, tensor<?x512xf32>) {
   %c0 = arith.constant 0 : index
   %rows = tensor.dim %x, %c0 : tensor<?x512xf32>
   %e = tensor.empty(%rows) : tensor<?x512xf32>
@@ -39,7 +45,7 @@ func.func @ops(%x: tensor<?x512xf32>, %n: tensor<?x4xf32>, %a: tensor<64x128xf32
     %r = arith.negf %v : f32
     linalg.yield %r : f32
   } -> tensor<?x4xf32>
-  // A row sum: 256 rows, each summed by one thread.
+  // A row sum: a warp reduction, 8 rows of it (a warp each).
   %es = tensor.empty(%rows) : tensor<?xf32>
   %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : tensor<?x512xf32>) outs(%es : tensor<?xf32>) {
@@ -47,8 +53,19 @@ func.func @ops(%x: tensor<?x512xf32>, %n: tensor<?x4xf32>, %a: tensor<64x128xf32
     %r = arith.addf %v, %o : f32
     linalg.yield %r : f32
   } -> tensor<?xf32>
-  // A matmul: 256 outputs of a row, each a whole dot product.
+  // A matmul: its [K, N] operand is laid out along N, so 256 outputs of a
+  // row, each a whole dot product of one thread.
   %mm = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x512xf32>) outs(%c : tensor<64x512xf32>) -> tensor<64x512xf32>
+  // A linear layer's [Out, In] weight is laid out along the reduced In: a
+  // warp reduction, 8 outputs of a row.
+  %lin = linalg.generic {indexing_maps = [#xk, #wk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<64x128xf32>, tensor<512x128xbf16>) outs(%c : tensor<64x512xf32>) {
+  ^bb0(%u: f32, %v: bf16, %o: f32):
+    %vf = arith.extf %v : bf16 to f32
+    %p = arith.mulf %u, %vf : f32
+    %r = arith.addf %o, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<64x512xf32>
   %pinned = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"],
       linnet.lowering_config = #linnet.lowering_config<thread = [2, 2], reduction = [0, 0], vector = [0, 0]>}
       ins(%x : tensor<?x512xf32>) outs(%e : tensor<?x512xf32>) {
@@ -56,5 +73,5 @@ func.func @ops(%x: tensor<?x512xf32>, %n: tensor<?x4xf32>, %a: tensor<64x128xf32
     %r = arith.negf %v : f32
     linalg.yield %r : f32
   } -> tensor<?x512xf32>
-  return %neg, %narrow, %sum, %mm, %pinned : tensor<?x512xf32>, tensor<?x4xf32>, tensor<?xf32>, tensor<64x512xf32>, tensor<?x512xf32>
+  return %neg, %narrow, %sum, %mm, %lin, %pinned : tensor<?x512xf32>, tensor<?x4xf32>, tensor<?xf32>, tensor<64x512xf32>, tensor<64x512xf32>, tensor<?x512xf32>
 }

@@ -20,8 +20,10 @@ def LinnetCudaSelectLoweringConfig
     an op's configuration is the tile of one GPU block. It takes up to
     `threads-per-block` parallel iterations, innermost loop first (where
     consecutive threads read consecutive elements), then the loops outside
-    it; reduction loops stay whole, summed by one thread per output. A
-    configuration already present is kept.
+    it; reduction loops stay whole, summed by one thread per output, except
+    in a warp reduction (WarpReduction.h: an f32 sum, min or max of an input
+    laid out along the reduced axis), whose block takes an output per warp.
+    A configuration already present is kept.
   }];
   let options = [
     Option<"threadsPerBlock", "threads-per-block", "int64_t", "256",
@@ -54,11 +56,15 @@ def LinnetCudaEmulateLaunches
     the CPU's lowering gives it to OpenMP), and in a block each stretch of
     work between barriers run for every thread before the next begins (a
     barrier's meaning), thread by thread; workgroup buffers are host
-    buffers of the block. Only the mapping's own forms are taken: a grid and
-    a block in x, thread ids read only inside the stretches between
-    barriers, barriers only in loops every thread runs alike.
+    buffers of the block; a value a thread keeps across a barrier is kept in
+    a buffer of a value per thread, and a `gpu.shuffle` (xor, a whole warp)
+    is an exchange through a buffer between two barriers. Only the
+    mapping's own forms are taken: a grid and a block in x, barriers and
+    shuffles only in code every thread runs alike, scalars alone kept across
+    barriers.
   }];
   let dependentDialects = [
+    "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::ub::UBDialect",
@@ -75,7 +81,9 @@ def LinnetCudaMapDispatchRegions
     block id delinearized). Inside the block every linalg op's parallel
     iterations are dealt out to the `threads-per-block` threads (a loop from
     the thread id in steps of the block size over their linearized index;
-    the reduction loops of one iteration run in one thread), with a
+    the reduction loops of one iteration run in one thread; a warp
+    reduction's outputs go to the warps instead, the lanes sharing the
+    reduced axis in 16-byte vectors and combining by shuffles), with a
     `gpu.barrier` after each op, since the next one may read what it wrote.
     Other writes in a region run in thread 0. A buffer a region allocates
     (the tile of a fused producer) of static shape becomes workgroup memory
@@ -91,7 +99,9 @@ def LinnetCudaMapDispatchRegions
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
   ];
 }
 
