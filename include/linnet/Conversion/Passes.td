@@ -24,6 +24,12 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     take a block of keys per query instead of the whole cache). Afterwards
     no linnet operation is left; the pass fails if one cannot be lowered.
 
+    With `expert-output-tile=N` a routed matmul with a product per slot
+    (`linnet.expert_matmul` with few slots: a decode) splits each product
+    into N outputs per iteration of its forall (an expert's output size a
+    multiple of N), so that a GPU runs a decode's 8 slots as 8 x O / N
+    blocks instead of 8.
+
     With `keep-tileable` the ops that are tiled as ops (those implementing
     TilingInterface: every linnet op) are left for a target's Codegen to put
     into dispatch regions first; the pass then lowers each tile where it is
@@ -34,6 +40,9 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
            "Keys per block of attention's online softmax">,
     Option<"keepTileable", "keep-tileable", "bool", "false",
            "Leave the linnet ops that implement TilingInterface">,
+    Option<"expertOutputTile", "expert-output-tile", "int64_t", "0",
+           "Outputs of a routed matmul's product per slot in one iteration "
+           "of its forall (0: all of an expert's)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

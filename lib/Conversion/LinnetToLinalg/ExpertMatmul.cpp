@@ -310,8 +310,11 @@ Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o) {
       .getResult(0);
 }
 
-/// The form with one matrix-vector product per slot (see the file comment).
-Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o) {
+/// The form with one matrix-vector product per slot (see the file comment),
+/// `outputTile` outputs of it per iteration of the forall where that divides
+/// the expert's static output size (else all of them).
+Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o,
+                   int64_t outputTile) {
   MLIRContext *context = rewriter.getContext();
   Value input = o.input, experts = o.experts;
   auto inputType = o.inputType;
@@ -324,18 +327,42 @@ Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o) {
       rewriter, loc, {expertSizes[0], expertSizes[1], outSize}, elementType);
   OpFoldResult zeroIndex = rewriter.getIndexAttr(0),
                oneIndex = rewriter.getIndexAttr(1);
+  std::optional<int64_t> outputs = getConstantIntValue(outSize);
+  int64_t tile = outputTile > 0 && outputs && *outputs > outputTile &&
+                         *outputs % outputTile == 0
+                     ? outputTile
+                     : 0;
 
-  auto forall = scf::ForallOp::create(
-      rewriter, loc, ArrayRef<OpFoldResult>{expertSizes[0], expertSizes[1]},
-      ValueRange{result}, std::nullopt);
+  SmallVector<OpFoldResult> counts = {expertSizes[0], expertSizes[1]};
+  if (tile)
+    counts.push_back(rewriter.getIndexAttr(*outputs / tile));
+  auto forall = scf::ForallOp::create(rewriter, loc, counts, ValueRange{result},
+                                      std::nullopt);
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToStart(forall.getBody());
   Value r = forall.getInductionVar(0), j = forall.getInductionVar(1);
   // An invalid id reads the in-bounds expert 0 and discards the result.
   auto [valid, row] = readExpert(rewriter, loc, experts, r, j, numExperts);
 
-  // w[row] : [O, I] and x[r, (j,)] : [I], rank-reducing slices.
+  // w[row] : [O, I] (rows first .. first + tile of it) and x[r, (j,)] : [I],
+  // rank-reducing slices.
   Value matrix = o.expertMatrix(rewriter, loc, row);
+  OpFoldResult first = zeroIndex;
+  if (tile) {
+    first = arith::MulIOp::create(
+                rewriter, loc, forall.getInductionVar(2),
+                arith::ConstantIndexOp::create(rewriter, loc, tile))
+                .getResult();
+    outSize = rewriter.getIndexAttr(tile);
+    auto matrixType = cast<RankedTensorType>(matrix.getType());
+    matrix = tensor::ExtractSliceOp::create(
+        rewriter, loc,
+        RankedTensorType::get({tile, matrixType.getDimSize(1)},
+                              matrixType.getElementType()),
+        matrix, ArrayRef<OpFoldResult>{first, zeroIndex},
+        ArrayRef<OpFoldResult>{outSize, inSize},
+        ArrayRef<OpFoldResult>{oneIndex, oneIndex});
+  }
   auto vectorType =
       RankedTensorType::get({inputType.getShape().back()}, elementType);
   SmallVector<OpFoldResult> inputOffsets = {r}, inputSizes = {oneIndex},
@@ -365,7 +392,7 @@ Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o) {
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, slotResult, forall.getRegionIterArgs()[0],
-      ArrayRef<OpFoldResult>{r, j, zeroIndex},
+      ArrayRef<OpFoldResult>{r, j, first},
       ArrayRef<OpFoldResult>{oneIndex, oneIndex, outSize},
       ArrayRef<OpFoldResult>{oneIndex, oneIndex, oneIndex});
 
@@ -373,7 +400,9 @@ Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o) {
 }
 
 struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ExpertMatmulLowering(MLIRContext *context, int64_t outputTile)
+      : OpRewritePattern(context), outputTile(outputTile) {}
+  int64_t outputTile;
 
   LogicalResult matchAndRewrite(ExpertMatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -381,8 +410,8 @@ struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
     Location loc = op.getLoc();
     Type resultType = op.getResult().getType();
     auto lower = [&](OpBuilder &b, Location l, bool grouped) {
-      Value result =
-          grouped ? lowerGrouped(b, l, operands) : lowerPerSlot(b, l, operands);
+      Value result = grouped ? lowerGrouped(b, l, operands)
+                             : lowerPerSlot(b, l, operands, outputTile);
       return castIfNeeded(b, l, result, resultType);
     };
     // The grouped form pays from kGroupedSlotsPerExpert slots per expert:
@@ -419,8 +448,9 @@ struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
 
 } // namespace
 
-void populateExpertMatmulPatterns(RewritePatternSet &patterns) {
-  patterns.add<ExpertMatmulLowering>(patterns.getContext());
+void populateExpertMatmulPatterns(RewritePatternSet &patterns,
+                                  int64_t outputTile) {
+  patterns.add<ExpertMatmulLowering>(patterns.getContext(), outputTile);
 }
 
 } // namespace linnet::lowering

@@ -28,11 +28,12 @@ namespace linnet {
 using namespace mlir;
 
 void linnet::populateLinnetToLinalgPatterns(RewritePatternSet &patterns,
-                                            int64_t attentionKeyBlock) {
+                                            int64_t attentionKeyBlock,
+                                            int64_t expertOutputTile) {
   lowering::populateAttentionPatterns(patterns, attentionKeyBlock);
   lowering::populateDeltaRulePatterns(patterns);
   lowering::populateCausalConvPatterns(patterns);
-  lowering::populateExpertMatmulPatterns(patterns);
+  lowering::populateExpertMatmulPatterns(patterns, expertOutputTile);
   lowering::populateRankingPatterns(patterns);
 }
 
@@ -46,6 +47,10 @@ struct LinnetLowerToLinalgPass
       getOperation()->emitError("attention-key-block must be at least 1");
       return signalPassFailure();
     }
+    if (expertOutputTile < 0) {
+      getOperation()->emitError("expert-output-tile must be 0 or more");
+      return signalPassFailure();
+    }
     MLIRContext *context = &getContext();
     ConversionTarget target(*context);
     target.addDynamicallyLegalDialect<linnet::LinnetDialect>(
@@ -54,7 +59,8 @@ struct LinnetLowerToLinalgPass
         });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(context);
-    linnet::populateLinnetToLinalgPatterns(patterns, attentionKeyBlock);
+    linnet::populateLinnetToLinalgPatterns(patterns, attentionKeyBlock,
+                                           expertOutputTile);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

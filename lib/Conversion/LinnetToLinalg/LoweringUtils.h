@@ -89,7 +89,8 @@ void populateAttentionPatterns(mlir::RewritePatternSet &patterns,
                                int64_t keyBlock);
 void populateDeltaRulePatterns(mlir::RewritePatternSet &patterns);
 void populateCausalConvPatterns(mlir::RewritePatternSet &patterns);
-void populateExpertMatmulPatterns(mlir::RewritePatternSet &patterns);
+void populateExpertMatmulPatterns(mlir::RewritePatternSet &patterns,
+                                  int64_t outputTile);
 void populateRankingPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace linnet::lowering

@@ -33,6 +33,12 @@ namespace linnet {
 
 namespace {
 
+/// Outputs of a routed expert's product per block: a decode's 8 slots (one
+/// row, TopK 8) then fill 8 x 1024 / 64 = 128 blocks for the full size's
+/// gate_up, about one wave of an H100's or H200's 132 SMs, instead of 8
+/// blocks each reading a whole expert.
+constexpr int64_t kExpertOutputTile = 64;
+
 void addCleanup(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -46,7 +52,9 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   target.features = options.features;
   pm.addPass(createLinnetCudaCheckTarget(target));
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  funcPm.addPass(createLinnetLowerToLinalg());
+  LinnetLowerToLinalgOptions lowering;
+  lowering.expertOutputTile = kExpertOutputTile;
+  funcPm.addPass(createLinnetLowerToLinalg(lowering));
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   addCleanup(funcPm);
   funcPm.addPass(createLinnetCodegenPrepare());

@@ -16,6 +16,18 @@
 // matrix-vector product per slot; dynamic rows the grouped form (slots sorted
 // by expert into tiles of 8), here also with 13 rows, so that experts span
 // several tiles and leave padding in their last.
+// With expert-output-tile=2 (the CUDA target's form with 64) each product
+// per slot is split into 2 outputs per iteration of the forall (Out = 4: 2
+// iterations), the same results:
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-output-tile=2" \
+// RUN:   | mlir-opt %lower-to-llvm | %run-main \
+// RUN:   | %refpython %S/Inputs/expert_matmul.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-output-tile=2" \
+// RUN:   | FileCheck %s --check-prefix=SPLIT
+// SPLIT: scf.forall ({{.*}}) in (3, 2, 2)
+// SPLIT: tensor.extract_slice {{.*}} : tensor<4x5xf32> to tensor<2x5xf32>
+// RUN: cat %s %S/Inputs/generators.mlir | not linnet-opt --linnet-lower-to-linalg="expert-output-tile=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// NEGATIVE: error: expert-output-tile must be 0 or more
 // Tiled as an op by the CPU pipeline (configurations pinned on two of the
 // ops: tiles of 2 rows, 1 slot and 3 output columns, the last partial; and
 // of 8 of the 13 grouped rows, every slot, 3 columns: each tile takes the

@@ -17,9 +17,12 @@ namespace linnet {
 /// Adds one rewrite pattern per linnet operation; each replaces its operation
 /// by upstream operations on tensors. Attention reads the keys in blocks of
 /// `attentionKeyBlock` (its scores take that many keys of memory per query,
-/// not the whole cache).
+/// not the whole cache). A routed matmul with a product per slot computes
+/// `expertOutputTile` outputs per iteration of its forall (0: all of an
+/// expert's), which spreads a decode's few slots over a GPU's blocks.
 void populateLinnetToLinalgPatterns(mlir::RewritePatternSet &patterns,
-                                    int64_t attentionKeyBlock = 256);
+                                    int64_t attentionKeyBlock = 256,
+                                    int64_t expertOutputTile = 0);
 
 } // namespace linnet
 
