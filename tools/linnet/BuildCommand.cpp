@@ -295,10 +295,10 @@ int linnet::driver::runBuild(const char *argv0) {
     if (!kernels)
       return reportError(withContext("cannot read the kernels' cubins: ",
                                      kernels.takeError()));
-    // The memory bandwidth the issue sizes decode by (an H200 reaches about
-    // 4.3 of its 4.8 TB/s).
-    constexpr double kBandwidth = 4.3e12;
-    printKernelReport(llvm::outs(), launches, *kernels, kBandwidth);
+    // What decode is sized by on an H200: it copies at about 4.3 of its
+    // 4.8 TB/s, and a launch costs about 2 us (MLIR22_NOTES.md 6).
+    constexpr double kBandwidth = 4.3e12, kLaunch = 2e-6;
+    printKernelReport(llvm::outs(), launches, *kernels, kBandwidth, kLaunch);
     printMemoryBudget(llvm::outs(), session, compiled);
     llvm::outs().flush();
   }

@@ -6,11 +6,17 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Object/ELF.h"
@@ -259,42 +265,254 @@ void useOf(Value buffer, OperandUse &use) {
   }
 }
 
-uint64_t bytesOf(MemRefType type) {
-  unsigned bits =
-      type.getElementType().isIndex() ? 64 : type.getElementTypeBitWidth();
-  return uint64_t(type.getNumElements()) * ((bits + 7) / 8);
+/// A constant upper bound (closed) of an index `value`, or of dimension
+/// `dim` of a shaped one.
+std::optional<int64_t> upperBound(Value value,
+                                  std::optional<int64_t> dim = std::nullopt) {
+  if (!dim)
+    if (std::optional<int64_t> known = getConstantIntValue(value))
+      return known;
+  FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::UB, ValueBoundsConstraintSet::Variable(value, dim),
+      /*stopCondition=*/nullptr, /*closedUB=*/true);
+  return succeeded(bound) ? std::optional<int64_t>(*bound) : std::nullopt;
+}
+
+unsigned elementBytes(Type type) {
+  unsigned bits = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+  return (bits + 7) / 8;
+}
+
+/// The bytes of buffer `value`, each dynamic size at its upper bound; none
+/// where one has no constant bound.
+std::optional<uint64_t> boundedBytes(Value value) {
+  auto type = llvm::cast<MemRefType>(value.getType());
+  uint64_t elements = 1;
+  for (auto [d, size] : llvm::enumerate(type.getShape())) {
+    int64_t extent = size;
+    if (ShapedType::isDynamic(size)) {
+      std::optional<int64_t> bound = upperBound(value, int64_t(d));
+      if (!bound || *bound < 0)
+        return std::nullopt;
+      extent = *bound;
+    }
+    elements *= uint64_t(extent);
+  }
+  return elements * elementBytes(type.getElementType());
+}
+
+/// The bytes one block may touch through `view` (a kernel argument or a
+/// view of it): the sum of the subviews it takes where every access goes
+/// through one, else all of `view`; none where neither is bounded.
+std::optional<uint64_t> blockFootprint(Value view) {
+  std::optional<uint64_t> whole = boundedBytes(view);
+  uint64_t parts = 0;
+  for (Operation *user : view.getUsers()) {
+    if (auto subview = llvm::dyn_cast<memref::SubViewOp>(user);
+        subview && subview.getSource() == view) {
+      std::optional<uint64_t> part = blockFootprint(subview.getResult());
+      if (!part)
+        return whole;
+      parts += *part;
+      continue;
+    }
+    // Reading a view's address or sizes touches none of it.
+    if (llvm::isa<memref::ExtractAlignedPointerAsIndexOp, memref::DimOp>(user))
+      continue;
+    if (auto metadata = llvm::dyn_cast<memref::ExtractStridedMetadataOp>(user);
+        metadata && metadata.getBaseBuffer().use_empty())
+      continue;
+    return whole;
+  }
+  return whole ? std::min(*whole, parts) : parts;
+}
+
+/// The kernel argument `value` is a view of, if it is one.
+BlockArgument argumentOf(Value value, gpu::GPUFuncOp kernel) {
+  while (true) {
+    if (auto argument = llvm::dyn_cast<BlockArgument>(value))
+      return argument.getOwner()->getParentOp() == kernel.getOperation()
+                 ? argument
+                 : BlockArgument();
+    auto view = value.getDefiningOp<ViewLikeOpInterface>();
+    if (!view)
+      return BlockArgument();
+    value = view.getViewSource();
+  }
+}
+
+/// How many times at most `op` runs in one thread of `kernel`, launched
+/// with `threads` threads a block and `blocks` blocks: the product of its
+/// loops' trip counts (from a lower bound of 0 where none is known; a loop
+/// in steps of the block's or grid's size at that size). None where a loop
+/// is not bounded.
+std::optional<uint64_t> runsPerThread(Operation *op, gpu::GPUFuncOp kernel,
+                                      int64_t threads, int64_t blocks) {
+  uint64_t runs = 1;
+  for (Operation *parent = op->getParentOp();
+       parent && parent != kernel.getOperation();
+       parent = parent->getParentOp()) {
+    if (llvm::isa<scf::IfOp>(parent))
+      continue;
+    auto loop = llvm::dyn_cast<scf::ForOp>(parent);
+    if (!loop)
+      return std::nullopt;
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (Operation *def = loop.getStep().getDefiningOp()) {
+      if (llvm::isa<gpu::BlockDimOp>(def))
+        step = threads;
+      else if (llvm::isa<gpu::GridDimOp>(def))
+        step = blocks;
+    }
+    std::optional<int64_t> upper = upperBound(loop.getUpperBound());
+    if (!step || *step <= 0 || !upper)
+      return std::nullopt;
+    FailureOr<int64_t> lower = ValueBoundsConstraintSet::computeConstantBound(
+        presburger::BoundType::LB, loop.getLowerBound());
+    int64_t from = succeeded(lower) ? std::max<int64_t>(*lower, 0) : 0;
+    runs *= uint64_t(std::max<int64_t>(0, *upper - from + *step - 1) / *step);
+  }
+  return runs;
+}
+
+/// Upper bounds of the bytes each argument of `kernel` is read and written
+/// through loads and stores, by argument number: each access's bytes times
+/// the times it runs in all threads; none for an argument some other op
+/// reads or writes, or one accessed in a loop with no bound.
+struct AccessBounds {
+  llvm::DenseMap<unsigned, std::optional<uint64_t>> read, written;
+};
+
+AccessBounds accessBoundsOf(gpu::GPUFuncOp kernel, int64_t threads,
+                            int64_t blocks) {
+  AccessBounds bounds;
+  auto add = [&](llvm::DenseMap<unsigned, std::optional<uint64_t>> &into,
+                 BlockArgument argument, std::optional<uint64_t> bytes) {
+    auto [it, inserted] =
+        into.try_emplace(argument.getArgNumber(), std::optional<uint64_t>(0));
+    if (!bytes || !it->second)
+      it->second = std::nullopt;
+    else
+      *it->second += *bytes;
+  };
+  kernel.walk([&](Operation *op) {
+    Value memref;
+    Type accessed;
+    bool store = false;
+    if (auto load = llvm::dyn_cast<memref::LoadOp>(op)) {
+      memref = load.getMemRef();
+      accessed = load.getType();
+    } else if (auto write = llvm::dyn_cast<memref::StoreOp>(op)) {
+      memref = write.getMemRef();
+      accessed = write.getValueToStore().getType();
+      store = true;
+    } else if (auto load = llvm::dyn_cast<vector::LoadOp>(op)) {
+      memref = load.getBase();
+      accessed = load.getType();
+    } else if (auto write = llvm::dyn_cast<vector::StoreOp>(op)) {
+      memref = write.getBase();
+      accessed = write.getValueToStore().getType();
+      store = true;
+    } else {
+      // Any other op with a memory effect on an argument leaves it unbounded.
+      auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects)
+        return;
+      llvm::SmallVector<MemoryEffects::EffectInstance> all;
+      effects.getEffects(all);
+      for (const MemoryEffects::EffectInstance &effect : all) {
+        Value on = effect.getValue();
+        if (!on || !llvm::isa<MemRefType>(on.getType()))
+          continue;
+        if (BlockArgument argument = argumentOf(on, kernel)) {
+          if (llvm::isa<MemoryEffects::Read>(effect.getEffect()))
+            add(bounds.read, argument, std::nullopt);
+          if (llvm::isa<MemoryEffects::Write>(effect.getEffect()))
+            add(bounds.written, argument, std::nullopt);
+        }
+      }
+      return;
+    }
+    BlockArgument argument = argumentOf(memref, kernel);
+    if (!argument)
+      return;
+    uint64_t bytes = elementBytes(getElementTypeOrSelf(accessed));
+    if (auto vector = llvm::dyn_cast<VectorType>(accessed))
+      bytes *= uint64_t(vector.getNumElements());
+    std::optional<uint64_t> runs = runsPerThread(op, kernel, threads, blocks);
+    std::optional<uint64_t> total;
+    if (runs)
+      total = *runs * bytes * uint64_t(threads) * uint64_t(blocks);
+    add(store ? bounds.written : bounds.read, argument, total);
+  });
+  return bounds;
+}
+
+/// The number of times a host op runs in one call: the product of the
+/// constant trip counts of its host loops (a loop of unknown count, once).
+uint64_t hostRuns(Operation *op) {
+  uint64_t runs = 1;
+  for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>()) {
+    std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()),
+                           upper = getConstantIntValue(loop.getUpperBound()),
+                           step = getConstantIntValue(loop.getStep());
+    if (lower && upper && step && *step > 0 && *upper > *lower)
+      runs *= uint64_t((*upper - *lower + *step - 1) / *step);
+  }
+  return runs;
 }
 
 KernelLaunch launchOf(gpu::LaunchFuncOp launch) {
   KernelLaunch result;
   result.kernel = launch.getKernelName().str();
+  result.count = hostRuns(launch);
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues(),
                   block = launch.getBlockSizeOperandValues();
   Value gridValues[] = {grid.x, grid.y, grid.z},
         blockValues[] = {block.x, block.y, block.z};
   for (int i = 0; i < 3; ++i) {
-    result.grid[i] = getConstantIntValue(gridValues[i]).value_or(0);
-    result.block[i] = getConstantIntValue(blockValues[i]).value_or(0);
+    result.grid[i] = upperBound(gridValues[i]).value_or(0);
+    result.block[i] = upperBound(blockValues[i]).value_or(0);
   }
+  int64_t blocks = result.grid[0] * result.grid[1] * result.grid[2];
+  int64_t threads = result.block[0] * result.block[1] * result.block[2];
   auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
       launch, launch.getKernel());
+  AccessBounds accesses;
+  if (kernel && blocks > 0 && threads > 0)
+    accesses = accessBoundsOf(kernel, threads, blocks);
   for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands())) {
-    auto type = llvm::dyn_cast<MemRefType>(operand.getType());
-    if (!type)
+    if (!llvm::isa<MemRefType>(operand.getType()))
       continue;
-    if (!type.hasStaticShape()) {
+    std::optional<uint64_t> whole = boundedBytes(operand);
+    if (!whole) {
       ++result.dynamicOperands;
       continue;
     }
     OperandUse use{true, true};
+    uint64_t bytes = *whole;
     if (kernel && index < kernel.getNumArguments()) {
+      BlockArgument argument = kernel.getArgument(index);
       use = OperandUse();
-      useOf(kernel.getArgument(index), use);
+      useOf(argument, use);
+      // No more than the blocks' views of it cover.
+      if (blocks > 0)
+        if (std::optional<uint64_t> footprint = blockFootprint(argument))
+          bytes = std::min(bytes, *footprint * uint64_t(blocks));
     }
+    // No more than the loads or stores of it move.
+    auto moved =
+        [&](const llvm::DenseMap<unsigned, std::optional<uint64_t>> &from) {
+          auto it = from.find(unsigned(index));
+          if (it == from.end())
+            return bytes;
+          return it->second ? std::min(bytes, *it->second) : bytes;
+        };
     if (use.read)
-      result.bytesRead += bytesOf(type);
+      result.bytesRead += moved(accesses.read);
     if (use.written)
-      result.bytesWritten += bytesOf(type);
+      result.bytesWritten += moved(accesses.written);
   }
   return result;
 }
@@ -315,8 +533,11 @@ struct LaunchCollector {
       } else if (auto call = llvm::dyn_cast<func::CallOp>(op)) {
         auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
         if (callee && !callee.isExternal()) {
-          const std::vector<KernelLaunch> &inner = of(callee);
-          launches.insert(launches.end(), inner.begin(), inner.end());
+          uint64_t runs = hostRuns(call);
+          for (KernelLaunch launch : of(callee)) {
+            launch.count *= runs;
+            launches.push_back(std::move(launch));
+          }
         }
       }
     });
@@ -352,9 +573,18 @@ std::string formatShape(const int64_t (&dims)[3]) {
 } // namespace
 
 std::vector<EntryLaunches> collectEntryLaunches(ModuleOp module) {
-  LaunchCollector collector(module);
+  // Each entry with its host functions inlined and folded: a block function
+  // compiled for every shape (the layers, the MoE) then launches with the
+  // grids and buffer sizes of this entry's call, and a branch the call's
+  // shapes decide (the routed matmul's two forms) is gone.
+  OwningOpRef<ModuleOp> specialized(module.clone());
+  PassManager pm(module.getContext());
+  pm.addPass(createInlinerPass());
+  pm.addPass(createCanonicalizerPass());
+  ModuleOp analysed = succeeded(pm.run(*specialized)) ? *specialized : module;
+  LaunchCollector collector(analysed);
   std::vector<EntryLaunches> entries;
-  for (auto function : module.getOps<func::FuncOp>())
+  for (auto function : analysed.getOps<func::FuncOp>())
     if (!function.isExternal() && function->hasAttr("llvm.emit_c_interface"))
       entries.push_back({function.getSymName().str(), collector.of(function)});
   return entries;
@@ -363,7 +593,7 @@ std::vector<EntryLaunches> collectEntryLaunches(ModuleOp module) {
 bool printKernelReport(llvm::raw_ostream &os,
                        const std::vector<EntryLaunches> &entries,
                        const llvm::StringMap<KernelResources> &kernels,
-                       double bytesPerSecond) {
+                       double bytesPerSecond, double secondsPerLaunch) {
   // Each kernel once, in the order the entries first launch it.
   std::vector<const KernelLaunch *> rows;
   llvm::StringMap<unsigned> seen;
@@ -407,19 +637,23 @@ bool printKernelReport(llvm::raw_ostream &os,
 
   os << "\n";
   for (const EntryLaunches &entry : entries) {
-    uint64_t bytes = 0;
-    unsigned dynamic = 0;
+    uint64_t bytes = 0, launches = 0, dynamic = 0;
     for (const KernelLaunch &launch : entry.launches) {
-      bytes += launch.bytesRead + launch.bytesWritten;
-      dynamic += launch.dynamicOperands;
+      launches += launch.count;
+      bytes += launch.count * (launch.bytesRead + launch.bytesWritten);
+      dynamic += launch.count * launch.dynamicOperands;
     }
-    os << "entry `" << entry.entry << "`: " << entry.launches.size()
-       << " launches; the buffers they read and write: " << formatCount(bytes)
-       << llvm::format(" of a fixed size (at most %.1f us at %.1f TB/s)",
-                       bytes / bytesPerSecond * 1e6, bytesPerSecond / 1e12);
+    double memory = bytes / bytesPerSecond * 1e6;
+    double starts = launches * secondsPerLaunch * 1e6;
+    os << "entry `" << entry.entry << "`: " << launches
+       << " launches; they move " << formatCount(bytes)
+       << llvm::format(" (%.1f us at %.1f TB/s)", memory,
+                       bytesPerSecond / 1e12);
     if (dynamic)
-      os << ", and " << dynamic << " of a run-time size";
-    os << "\n";
+      os << " and " << dynamic << " buffers of a run-time size";
+    os << llvm::format("; with %.1f us a launch, %.1f us a call",
+                       secondsPerLaunch * 1e6, memory + starts)
+       << "\n";
   }
   if (missing)
     os << missing << " launched kernels are missing from the cubins\n";

@@ -61,12 +61,17 @@ struct KernelLaunch {
   int64_t grid[3] = {0, 0, 0};
   int64_t block[3] = {0, 0, 0};
   /// Bytes of the operands the kernel loads from and stores to (a buffer
-  /// both read and written counts in both); operands of a dynamic size are
-  /// left out and counted in `dynamicOperands`. An upper bound: a kernel
-  /// that indexes a buffer (a gather: the embedding, the experts' weights)
-  /// touches only part of it.
+  /// both read and written counts in both), each the least of three upper
+  /// bounds: the whole buffer; its views the blocks take, times the blocks
+  /// (an expert's rows of the stacked weights); its loads or stores, each
+  /// times the runs of its loops, times the threads (a gather's rows of the
+  /// embedding). Operands of a size with no bound are left out and counted
+  /// in `dynamicOperands`.
   uint64_t bytesRead = 0, bytesWritten = 0;
   unsigned dynamicOperands = 0;
+  /// The times one call launches it here (a launch in host loops of known
+  /// trip counts, their product).
+  uint64_t count = 1;
 };
 
 /// The launches one call of an entry makes, in order, through the host
@@ -77,18 +82,22 @@ struct EntryLaunches {
 };
 
 /// The launches of each public host function of `module` (stage Kernels:
-/// `gpu.launch_func` with buffer operands, `gpu.func` kernels). A launch in
-/// a host loop counts once.
+/// `gpu.launch_func` with buffer operands, `gpu.func` kernels), found in a
+/// copy with the host functions inlined into each entry and folded, so that
+/// the grids and buffer sizes are those of the entry's shapes. A launch in
+/// a host loop of constant trip count counts that many times, in one of
+/// unknown count once.
 std::vector<EntryLaunches> collectEntryLaunches(mlir::ModuleOp module);
 
 /// The report: a row per kernel (each launched kernel once, with the entry
 /// that launches it most), then a row per entry; a last line says whether
-/// every kernel is within the limits (no stack frame, no malloc). Bytes are
-/// turned into time at `bytesPerSecond`. Returns whether they are.
+/// every kernel is within the limits (no stack frame, no malloc). An
+/// entry's time is its bytes at `bytesPerSecond` plus `secondsPerLaunch`
+/// for each launch. Returns whether every kernel is within the limits.
 bool printKernelReport(llvm::raw_ostream &os,
                        const std::vector<EntryLaunches> &entries,
                        const llvm::StringMap<KernelResources> &kernels,
-                       double bytesPerSecond);
+                       double bytesPerSecond, double secondsPerLaunch);
 
 } // namespace linnet
 

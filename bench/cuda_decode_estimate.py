@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""What a full-size decode step of `linnet build --target cuda` costs on paper, against what it
+must cost: builds the 35B config (bf16, Batch 1) with `--report`, reads the `decode` entry's
+launches and bytes, and sets them beside the least any decode step can move, computed here from
+the config and MODEL.md's tensor table (every weight a token needs once: the embedding's one
+row, the 8 routed experts of 256, everything else whole; the DeltaNet layers' recurrent state
+and conv history read and written once; the attention caches at a short context). Prints both,
+their ratio, and the step's time at 4.3 TB/s plus 2 us a launch against issue 14's 1.75 ms.
+
+    bench/cuda_decode_estimate.py [--build DIR] [--config JSON]
+
+No GPU is needed (ptxas is): this is the compiler's own account, the GPU check is
+tools/scripts/device-check.sh."""
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+BANDWIDTH = 4.3e12  # bytes/s an H200 copies at
+LAUNCH = 2e-6  # s a launch costs (MLIR22_NOTES.md 6)
+TARGET = 1.75e-3  # s: issue 14's batch-1 decode step
+
+
+def least_bytes(config):
+    """The bytes a batch-1 decode step at a short context must move, from MODEL.md's tables."""
+    t = config.get("text_config", config)
+    V, H, L = t["vocab_size"], t["hidden_size"], t["num_hidden_layers"]
+    nH, nKV, D = t["num_attention_heads"], t["num_key_value_heads"], t["head_dim"]
+    Hk, Hv = t["linear_num_key_heads"], t["linear_num_value_heads"]
+    Dk, Dv, K = t["linear_key_head_dim"], t["linear_value_head_dim"], t["linear_conv_kernel_dim"]
+    E, k, I, Is = (t["num_experts"], t["num_experts_per_tok"], t["moe_intermediate_size"],
+                   t["shared_expert_intermediate_size"])
+    types = t["layer_types"]
+    bf16, f32 = 2, 4
+    C = 2 * Hk * Dk + Hv * Dv
+    deltanet = (C * H + Hv * Dv * H + 2 * Hv * H + C * K + 2 * Hv + Dv + H * Hv * Dv) * bf16
+    attention = (2 * nH * D * H + 2 * nKV * D * H + H * nH * D + 2 * D) * bf16
+    moe_dense = (E * H + 3 * Is * H + H) * bf16  # router, shared expert, its gate
+    expert = (2 * I * H + H * I) * bf16
+    norms = 2 * H * bf16
+    weights = H * bf16 + (H + V * H) * bf16  # one embedding row, final norm, lm_head
+    state = 0
+    for kind in types[:L]:
+        weights += norms + moe_dense + k * expert
+        if kind == "linear_attention":
+            weights += deltanet
+            state += 2 * (Hv * Dk * Dv * f32 + (K - 1) * C * bf16)  # read and written
+        else:
+            weights += attention
+            state += 2 * nKV * D * bf16  # this token's key and value written
+    return weights, state
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default=os.path.join(benchlib.TOP, "build"))
+    parser.add_argument("--config", default=os.path.join(
+        benchlib.MODEL, "configs", "qwen3_6_35b_a3b.json"))
+    args = parser.parse_args()
+    linnet = os.path.join(args.build, "bin", "linnet")
+    weights, state = least_bytes(json.load(open(args.config)))
+    least = weights + state
+    with tempfile.TemporaryDirectory() as work:
+        benchlib.log("linnet build --target cuda --report (full size, about a minute)")
+        out, _ = benchlib.run(benchlib.NICE + [
+            linnet, "build", benchlib.MODEL, "--target", "cuda", "--report",
+            "--bind", args.config, "--bind", "Batch=1", "--bind", "MaxSeq=9216",
+            "-o", os.path.join(work, "model")])
+    line = re.search(r"^entry `decode`: (\d+) launches; they move ([\d.]+) (MiB|KiB|B) "
+                     r"\(([\d.]+) us at [\d.]+ TB/s\)(?: and (\d+) buffers of a run-time size)?",
+                     out, re.M)
+    if not line:
+        sys.exit("no `decode` line in the report:\n" + out[-2000:])
+    launches = int(line.group(1))
+    unit = {"MiB": 2 ** 20, "KiB": 2 ** 10, "B": 1}[line.group(3)]
+    moved = float(line.group(2)) * unit
+    unbounded = int(line.group(5) or 0)
+    memory, starts = moved / BANDWIDTH, launches * LAUNCH
+    print(f"decode, full size, bf16, batch 1 (MiB = 2^20 bytes):")
+    print(f"  least a step must move: {least / 2**20:9.0f} MiB  (weights {weights / 2**20:.0f}, "
+          f"state {state / 2**20:.0f})  {least / BANDWIDTH * 1e6:7.1f} us")
+    print(f"  the report's kernels:   {moved / 2**20:9.0f} MiB  ({moved / least:.3f} of the least"
+          f"{f'; {unbounded} buffers of a run-time size not counted' if unbounded else ''})"
+          f"  {memory * 1e6:7.1f} us")
+    print(f"  launches: {launches} ({starts * 1e6:.1f} us at {LAUNCH * 1e6:.0f} us each)")
+    print(f"  a step: {(memory + starts) * 1e6:.1f} us against {TARGET * 1e6:.0f} us "
+          f"({(memory + starts) / TARGET:.2f}x the target; the bytes alone "
+          f"{memory / TARGET:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
