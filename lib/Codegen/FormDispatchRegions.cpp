@@ -30,17 +30,39 @@ using linnet::codegen::tileSizesAsFoldResults;
 
 namespace {
 
+/// Whether `op` fills its result with one value (a `linalg.fill`, or a
+/// generic of no inputs that yields a value from outside its body): a tile
+/// of it costs nothing to compute again, in each region that reads it.
+bool isConstantFill(linalg::LinalgOp op) {
+  if (isa<linalg::FillOp>(op))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || generic.getNumDpsInputs() != 0 ||
+      generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0)
+    return false;
+  Block &body = generic.getRegion().front();
+  Operation *yield = body.getTerminator();
+  if (body.getOperations().size() == 1)
+    return yield->getOperand(0).getParentBlock() != &body;
+  Operation *value = yield->getOperand(0).getDefiningOp();
+  return body.getOperations().size() == 2 && value &&
+         value->hasTrait<OpTrait::ConstantLike>();
+}
+
 /// The producers that join `root`'s dispatch region: for a contraction only
 /// the parallel producer of its accumulator (a fill, a broadcast bias);
 /// otherwise every non-contraction linalg producer in the same block all of
-/// whose users join too (so nothing is computed twice across regions).
+/// whose users join too (so nothing is computed twice across regions), and
+/// a constant fill whatever its other users do (each region fills its own
+/// tile, and a fill two reductions share costs neither a kernel nor a copy).
 llvm::SmallPtrSet<Operation *, 8>
 collectFusibleProducers(linalg::LinalgOp root) {
   llvm::SmallPtrSet<Operation *, 8> candidates;
   if (isContraction(root)) {
     for (OpOperand &initOperand : root.getDpsInitsMutable()) {
       auto init = initOperand.get().getDefiningOp<linalg::LinalgOp>();
-      if (init && init.getNumReductionLoops() == 0 && init->hasOneUse() &&
+      if (init && init.getNumReductionLoops() == 0 &&
+          (init->hasOneUse() || isConstantFill(init)) &&
           init->getBlock() == root->getBlock())
         candidates.insert(init);
     }
@@ -62,6 +84,8 @@ collectFusibleProducers(linalg::LinalgOp root) {
   while (changed) {
     changed = false;
     for (Operation *op : llvm::to_vector(candidates)) {
+      if (isConstantFill(cast<linalg::LinalgOp>(op)))
+        continue;
       bool allUsersJoin = llvm::all_of(op->getUsers(), [&](Operation *user) {
         return user == root.getOperation() || candidates.contains(user);
       });

@@ -1,6 +1,7 @@
 // linnet-codegen-form-dispatch-regions alone, configurations pinned: a root
 // is tiled with an scf.forall of its `thread` sizes and its producers join
-// the tile (a contraction takes only its accumulator's fill); an op inside an
+// the tile (a contraction takes only its accumulator's fill; a constant
+// fill joins every region that reads it, even shared); an op inside an
 // scf.forall (a region the lowering made, as for linnet.expert_matmul) gets
 // no nested forall; an op without a configuration is left alone.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions))" | FileCheck %s
@@ -85,4 +86,41 @@ func.func @delta_rule(%q: tensor<2x?x4x8xf32>, %b: tensor<2x?x4xf32>,
       : (tensor<2x?x4x8xf32>, tensor<2x?x4x8xf32>, tensor<2x?x4x8xf32>, tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2xi32>, tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>)
       -> (tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>)
   return %o, %f : tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>
+}
+
+// One zero fill, the accumulator of two row sums: each region fills its own
+// tile of it (a generic of no inputs yielding a constant), and the fill
+// outside is gone, so it is neither a region nor a copy of its own.
+// CHECK-LABEL: func.func @shared_fill
+// CHECK-NOT: linalg.generic
+// CHECK: scf.forall (%{{.*}}) = (0) to (64) step (8)
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<8xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: linalg.yield %cst
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: scf.forall (%{{.*}}) = (0) to (64) step (8)
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<8xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: return
+#rows = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#all = affine_map<(i) -> (i)>
+func.func @shared_fill(%x: tensor<64x128xf32>, %y: tensor<64x128xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %z = linalg.generic {indexing_maps = [#all], iterator_types = ["parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [64], reduction = [0], vector = [0]>} outs(%e : tensor<64xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %zero : f32
+  } -> tensor<64xf32>
+  %sx = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [8, 0], reduction = [0, 0], vector = [0, 0]>} ins(%x : tensor<64x128xf32>) outs(%z : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %sy = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [8, 0], reduction = [0, 0], vector = [0, 0]>} ins(%y : tensor<64x128xf32>) outs(%z : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %sx, %sy : tensor<64xf32>, tensor<64xf32>
 }

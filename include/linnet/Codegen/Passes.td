@@ -49,7 +49,10 @@ def LinnetCodegenFormDispatchRegions
     `scf.forall` of its configuration's `thread` sizes and its producers are
     fused into the tile (only the accumulator's initialisation for a
     contraction; for other roots every non-contraction producer whose users
-    all join). A root whose `thread` sizes are all 0 stays as it is.
+    all join). A constant fill joins every region that reads it, shared or
+    not: a tile of it is free to compute again, and left alone it would be
+    a region of its own and, shared, copied. A root whose `thread` sizes
+    are all 0 stays as it is.
   }];
   let dependentDialects = [
     "mlir::affine::AffineDialect", "mlir::linalg::LinalgDialect",
