@@ -52,15 +52,21 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   target.features = options.features;
   pm.addPass(createLinnetCudaCheckTarget(target));
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  LinnetLowerToLinalgOptions lowering;
-  lowering.expertOutputTile = kExpertOutputTile;
-  funcPm.addPass(createLinnetLowerToLinalg(lowering));
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   addCleanup(funcPm);
   funcPm.addPass(createLinnetCodegenPrepare());
   funcPm.addPass(createLinnetCodegenWriteStatesInPlace());
   LinnetCudaSelectLoweringConfigOptions tiling;
   tiling.threadsPerBlock = options.threadsPerBlock;
+  funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
+  funcPm.addPass(createLinnetCodegenFormDispatchRegions());
+  // The ops tiled as ops (a decode step's delta rule and attention) are
+  // lowered inside their regions, a kernel each; the others where they are,
+  // and what they become gets its tiles and regions.
+  LinnetLowerToLinalgOptions lowering;
+  lowering.expertOutputTile = kExpertOutputTile;
+  funcPm.addPass(createLinnetLowerToLinalg(lowering));
+  addCleanup(funcPm);
   funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
   funcPm.addPass(createLinnetCodegenFormDispatchRegions());
   addCleanup(funcPm);

@@ -14,6 +14,9 @@
 #include "WarpReduction.h"
 
 #include "linnet/Codegen/LoweringConfig.h"
+#include "linnet/Dialect/Linnet/IR/LinnetOps.h"
+
+#include "mlir/Interfaces/TilingInterface.h"
 
 namespace linnet {
 #define GEN_PASS_DEF_LINNETCUDASELECTLOWERINGCONFIG
@@ -43,6 +46,23 @@ SmallVector<int64_t> blockTile(linalg::LinalgOp op, int64_t threads) {
   return tile;
 }
 
+/// The block tile of an op tiled as an op, where every operand has a static
+/// shape (a decode step's: a tile of a dynamic extent would need buffers of
+/// no bound in the block): a row and a head of attention or of the delta
+/// rule (a head's scan, its state and its keys, is one block's work, as on
+/// the CPU a thread's). None for other ops.
+std::optional<SmallVector<int64_t>> specialOpTile(Operation *op) {
+  bool staticShapes = llvm::all_of(op->getOperandTypes(), [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return !shaped || shaped.hasStaticShape();
+  });
+  if (!staticShapes)
+    return std::nullopt;
+  if (isa<linnet::DeltaRuleOp>(op))
+    return SmallVector<int64_t>{1, 1, 0};
+  return std::nullopt;
+}
+
 struct CudaSelectLoweringConfigPass
     : linnet::impl::LinnetCudaSelectLoweringConfigBase<
           CudaSelectLoweringConfigPass> {
@@ -50,6 +70,16 @@ struct CudaSelectLoweringConfigPass
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    getOperation().walk([&](TilingInterface op) {
+      if (linnet::codegen::getLoweringConfig(op))
+        return;
+      std::optional<SmallVector<int64_t>> tile = specialOpTile(op);
+      if (!tile)
+        return;
+      SmallVector<int64_t> none(tile->size(), 0);
+      linnet::codegen::setLoweringConfig(
+          op, linnet::LoweringConfigAttr::get(context, *tile, none, none));
+    });
     getOperation().walk([&](linalg::LinalgOp op) {
       // A configuration pinned in the input is kept.
       if (!op.hasPureTensorSemantics() ||

@@ -2,7 +2,8 @@
 // level) takes up to threads-per-block parallel iterations, innermost loop
 // first, one thread each; reductions stay whole. A warp reduction (an input
 // laid out along the reduced axis, none read along it laid out along
-// another) takes an output per warp. A pinned configuration is kept.
+// another) takes an output per warp. A pinned configuration is kept. An op
+// tiled as an op gets a tile only where its shapes are static.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config))" | FileCheck %s
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config{threads-per-block=64}))" | FileCheck %s --check-prefix=SMALL
 
@@ -74,4 +75,28 @@ func.func @ops(%x: tensor<?x512xf32>, %n: tensor<?x4xf32>, %a: tensor<64x128xf32
     linalg.yield %r : f32
   } -> tensor<?x512xf32>
   return %neg, %narrow, %sum, %mm, %lin, %pinned : tensor<?x512xf32>, tensor<?x4xf32>, tensor<?xf32>, tensor<64x512xf32>, tensor<64x512xf32>, tensor<?x512xf32>
+}
+
+// The delta rule of a decode step (every shape static) is tiled as an op, a
+// row and a head a block: its scan one kernel. With a dynamic sequence (a
+// prefill) a tile would hold buffers of no bound, so it gets no tile and is
+// lowered where it is.
+// CHECK-LABEL: func.func @delta_rules
+// CHECK: linnet.delta_rule {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>
+// CHECK: linnet.delta_rule
+// CHECK-NOT: lowering_config
+// CHECK-SAME: -> (tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>)
+// SMALL-LABEL: func.func @delta_rules
+// SMALL: thread = [1, 1, 0]
+func.func @delta_rules(%q: tensor<2x1x4x8xf32>, %b: tensor<2x1x4xf32>, %e: tensor<2x1x4x8xf32>,
+                       %qs: tensor<2x?x4x8xf32>, %bs: tensor<2x?x4xf32>, %es: tensor<2x?x4x8xf32>,
+                       %init: tensor<2x4x8x8xf32>, %len: tensor<2xi32>)
+    -> (tensor<2x1x4x8xf32>, tensor<2x?x4x8xf32>) {
+  %o, %f = linnet.delta_rule %q, %q, %q, %b, %b, %len outs(%e, %init)
+      : (tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>, tensor<2x1x4x8xf32>, tensor<2x1x4xf32>, tensor<2x1x4xf32>, tensor<2xi32>, tensor<2x1x4x8xf32>, tensor<2x4x8x8xf32>)
+      -> (tensor<2x1x4x8xf32>, tensor<2x4x8x8xf32>)
+  %os, %fs = linnet.delta_rule %qs, %qs, %qs, %bs, %bs, %len outs(%es, %init)
+      : (tensor<2x?x4x8xf32>, tensor<2x?x4x8xf32>, tensor<2x?x4x8xf32>, tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2xi32>, tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>)
+      -> (tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>)
+  return %o, %os : tensor<2x1x4x8xf32>, tensor<2x?x4x8xf32>
 }

@@ -23,7 +23,9 @@ def LinnetCudaSelectLoweringConfig
     it; reduction loops stay whole, summed by one thread per output, except
     in a warp reduction (WarpReduction.h: an f32 sum, min or max of an input
     laid out along the reduced axis), whose block takes an output per warp.
-    A configuration already present is kept.
+    The delta rule, where all its shapes are static (a decode step), is
+    tiled as an op: a row and a head a block. A configuration already
+    present is kept.
   }];
   let options = [
     Option<"threadsPerBlock", "threads-per-block", "int64_t", "256",
