@@ -45,6 +45,7 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
            "of its forall (0: all of an expert's)">,
   ];
   let dependentDialects = [
+    "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",

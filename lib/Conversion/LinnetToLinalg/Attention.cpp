@@ -20,6 +20,7 @@
 
 #include "linnet/Dialect/Linnet/IR/LinnetOps.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -151,8 +152,16 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
         ValueRange{initialMax, initialSum, initialAcc},
         [&](OpBuilder &b, Location nloc, Value first, ValueRange carried) {
           Value oldMax = carried[0], oldSum = carried[1], oldAcc = carried[2];
-          Value count = arith::MinSIOp::create(
-              b, nloc, step, arith::SubIOp::create(b, nloc, keyCount, first));
+          // An affine.min, so that the block's buffers have a known bound
+          // (a GPU tile holds them in workgroup memory).
+          AffineExpr keysLeft =
+              b.getAffineSymbolExpr(0) - b.getAffineSymbolExpr(1);
+          Value count = affine::AffineMinOp::create(
+              b, nloc,
+              AffineMap::get(0, 2,
+                             {b.getAffineConstantExpr(keyBlock), keysLeft},
+                             b.getContext()),
+              ValueRange{keyCount, first});
           auto block = [&](Value tensor) {
             SmallVector<OpFoldResult> sizes = getSizes(b, nloc, tensor);
             sizes[2] = count;

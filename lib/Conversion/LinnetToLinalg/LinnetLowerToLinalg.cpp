@@ -12,6 +12,7 @@
 #include "linnet/Conversion/Passes.h"
 #include "linnet/Dialect/Linnet/IR/LinnetDialect.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -58,6 +58,8 @@ std::optional<SmallVector<int64_t>> specialOpTile(Operation *op) {
   });
   if (!staticShapes)
     return std::nullopt;
+  if (isa<linnet::AttentionOp>(op))
+    return SmallVector<int64_t>{1, 1};
   if (isa<linnet::DeltaRuleOp>(op))
     return SmallVector<int64_t>{1, 1, 0};
   return std::nullopt;

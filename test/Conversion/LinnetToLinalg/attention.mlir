@@ -14,6 +14,7 @@
 // CHECK-DAG: #[[ID5:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0)>
 // CHECK-DAG: #[[V:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>
+// CHECK-DAG: #[[BLOCK:.*]] = affine_map<()[s0, s1] -> (2, s0 - s1)>
 
 // CHECK-LABEL: func.func @attention
 // CHECK-SAME: (%[[QUERY:.*]]: tensor<2x4x3x8xbf16>, %[[KEY:.*]]: tensor<2x2x5x8xbf16>, %[[VALUE:.*]]: tensor<2x2x5x6xbf16>, %[[OFFSET:.*]]: tensor<2xi32>, %[[SCALE:.*]]: f32, %[[LENGTHS:.*]]: tensor<2xi32>)
@@ -29,8 +30,8 @@ func.func @attention(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
   // CHECK: %[[END:.*]] = arith.addi %[[LARGEST]], %c3
   // CHECK: %[[COUNT:.*]] = arith.minsi %{{.*}}, %c5
   // CHECK: %[[BLOCKS:.*]]:3 = scf.for %[[FIRST:.*]] = %{{.*}} to %[[COUNT]] step %[[STEP:.*]] iter_args(%[[OLDMAX:.*]] = %{{.*}}, %[[OLDSUM:.*]] = %{{.*}}, %[[OLDACC:.*]] = %{{.*}}) -> (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>, tensor<2x2x2x3x6xf32>)
-  // CHECK: %[[LEFT:.*]] = arith.subi %[[COUNT]], %[[FIRST]]
-  // CHECK: %[[N:.*]] = arith.minsi %[[STEP]], %[[LEFT]]
+  // The block's key count an affine.min, so that its bound (2) is known.
+  // CHECK: %[[N:.*]] = affine.min #[[BLOCK]]()[%[[COUNT]], %[[FIRST]]]
   // CHECK: %[[KEYS:.*]] = tensor.extract_slice %[[KEY]][0, 0, %[[FIRST]], 0] [2, 2, %[[N]], 8] [1, 1, 1, 1] : tensor<2x2x5x8xbf16> to tensor<2x2x?x8xbf16>
   // CHECK: %[[VALUES:.*]] = tensor.extract_slice %[[VALUE]][0, 0, %[[FIRST]], 0] [2, 2, %[[N]], 6] [1, 1, 1, 1] : tensor<2x2x5x6xbf16> to tensor<2x2x?x6xbf16>
   // CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[Q]], #[[K]], #[[SCORES]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}

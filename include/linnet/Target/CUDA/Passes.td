@@ -23,8 +23,8 @@ def LinnetCudaSelectLoweringConfig
     it; reduction loops stay whole, summed by one thread per output, except
     in a warp reduction (WarpReduction.h: an f32 sum, min or max of an input
     laid out along the reduced axis), whose block takes an output per warp.
-    The delta rule, where all its shapes are static (a decode step), is
-    tiled as an op: a row and a head a block. A configuration already
+    The delta rule and attention, where all their shapes are static (a
+    decode step), are tiled as ops: a row and a (key) head a block. A configuration already
     present is kept.
   }];
   let options = [
