@@ -13,6 +13,7 @@
 #include "linnet/Codegen/LoweringConfig.h"
 #include "linnet/Codegen/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -129,7 +130,8 @@ bool hasTensorSemantics(Operation *op) {
 /// Tiles `root` with an `scf.forall` and fuses its region's producers (a
 /// linalg root's only: the special ops' operands come in whole).
 LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
-                                 ArrayRef<int64_t> threadSizes) {
+                                 ArrayRef<int64_t> threadSizes,
+                                 bool mapToBlocks) {
   if (llvm::all_of(threadSizes, [](int64_t s) { return s == 0; }))
     return failure();
   llvm::SmallPtrSet<Operation *, 8> fusible;
@@ -139,6 +141,16 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
   scf::SCFTilingOptions tiling;
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
   tiling.setTileSizes(tileSizesAsFoldResults(root->getContext(), threadSizes));
+  int64_t tiled = llvm::count_if(threadSizes, [](int64_t s) { return s != 0; });
+  constexpr int64_t kLinearDims = 10; // #gpu.block<linear_dim_0 .. 9>
+  if (mapToBlocks && tiled <= kLinearDims) {
+    SmallVector<Attribute> mapping;
+    for (int64_t d = 0; d < tiled; ++d)
+      mapping.push_back(gpu::GPUBlockMappingAttr::get(
+          root->getContext(), static_cast<gpu::MappingId>(
+                                  int64_t(gpu::MappingId::LinearDim0) + d)));
+    tiling.setMapping(mapping);
+  }
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
   options.setFusionControlFn(
@@ -166,6 +178,8 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
 struct FormDispatchRegionsPass
     : linnet::impl::LinnetCodegenFormDispatchRegionsBase<
           FormDispatchRegionsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
@@ -186,7 +200,8 @@ struct FormDispatchRegionsPass
       if (!root)
         break;
       if (failed(formDispatchRegion(rewriter, root,
-                                    getLoweringConfig(root).getThread())))
+                                    getLoweringConfig(root).getThread(),
+                                    mapToBlocks)))
         refused.insert(root);
     }
   }

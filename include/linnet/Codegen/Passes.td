@@ -52,11 +52,21 @@ def LinnetCodegenFormDispatchRegions
     all join). A constant fill joins every region that reads it, shared or
     not: a tile of it is free to compute again, and left alone it would be
     a region of its own and, shared, copied. A root whose `thread` sizes
-    are all 0 stays as it is.
+    are all 0 stays as it is. With `map-to-blocks` each forall carries GPU
+    block mappings: canonicalization folds away a forall of one iteration
+    unless it is mapped, and on a GPU a region of one tile is still a kernel
+    of its own, its producers fused into it.
   }];
+  let options = [
+    Option<"mapToBlocks", "map-to-blocks", "bool", "false",
+           "Map each region's scf.forall to GPU blocks "
+           "(#gpu.block<linear_dim_N>), so that a region of one tile stays a "
+           "region (a kernel) instead of being folded into its function">,
+  ];
   let dependentDialects = [
-    "mlir::affine::AffineDialect", "mlir::linalg::LinalgDialect",
-    "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"
+    "mlir::affine::AffineDialect", "mlir::gpu::GPUDialect",
+    "mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect"
   ];
 }
 

@@ -59,7 +59,10 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   LinnetCudaSelectLoweringConfigOptions tiling;
   tiling.threadsPerBlock = options.threadsPerBlock;
   funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
-  funcPm.addPass(createLinnetCodegenFormDispatchRegions());
+  // A region of one tile stays a kernel with its producers, not folded.
+  LinnetCodegenFormDispatchRegionsOptions regions;
+  regions.mapToBlocks = true;
+  funcPm.addPass(createLinnetCodegenFormDispatchRegions(regions));
   // The ops tiled as ops (a decode step's delta rule and attention) are
   // lowered inside their regions, a kernel each; the others where they are,
   // and what they become gets its tiles and regions.
@@ -68,7 +71,7 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   funcPm.addPass(createLinnetLowerToLinalg(lowering));
   addCleanup(funcPm);
   funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
-  funcPm.addPass(createLinnetCodegenFormDispatchRegions());
+  funcPm.addPass(createLinnetCodegenFormDispatchRegions(regions));
   addCleanup(funcPm);
 }
 

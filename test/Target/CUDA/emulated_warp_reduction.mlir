@@ -12,7 +12,7 @@
 // GPU: gpu.func @gemv_0_generic
 // GPU: vector.load {{.*}} {alignment = 16 : i64} : memref<?x?xbf16, strided<[?, 1], offset: ?>>, vector<8xbf16>
 // GPU-COUNT-5: gpu.shuffle xor
-// GPU: gpu.func @main_4_generic
+// GPU: gpu.func @main_{{[0-9]+}}_generic(%{{.*}}: memref<5x300xf32>, %{{.*}}: memref<5xf32>)
 // GPU: arith.maximumf
 // GPU-COUNT-5: gpu.shuffle xor
 

@@ -11,7 +11,8 @@
 // RUN: not linnet-opt %s --linnet-cuda-pipeline="chip=sm_50" 2>&1 | FileCheck %s --check-prefix=CHIP
 
 // LINALG-LABEL: func.func @silu_rowsum
-// LINALG: scf.forall (%{{.*}}) in (%{{.*}})
+// LINALG: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (%{{.*}}, 256) step (1, 256)
+// LINALG: mapping = [#gpu.block<linear_dim_0>, #gpu.block<linear_dim_1>]
 // LINALG: scf.forall (%{{.*}}) = (0) to (%{{.*}}) step (8)
 // LINALG: linalg.generic {indexing_maps = [#{{.*}}], iterator_types = ["parallel"]} outs(
 // LINALG: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
