@@ -53,11 +53,12 @@ bool isConstantFill(linalg::LinalgOp op) {
 /// The producers that join `root`'s dispatch region: for a contraction only
 /// the parallel producer of its accumulator (a fill, a broadcast bias);
 /// otherwise every non-contraction linalg producer in the same block all of
-/// whose users join too (so nothing is computed twice across regions), and
+/// whose users join too (so nothing is computed twice across regions; with
+/// `fuseReductions` contractions too, each tile computing its own part), and
 /// a constant fill whatever its other users do (each region fills its own
 /// tile, and a fill two reductions share costs neither a kernel nor a copy).
-llvm::SmallPtrSet<Operation *, 8>
-collectFusibleProducers(linalg::LinalgOp root) {
+llvm::SmallPtrSet<Operation *, 8> collectFusibleProducers(linalg::LinalgOp root,
+                                                          bool fuseReductions) {
   llvm::SmallPtrSet<Operation *, 8> candidates;
   if (isContraction(root)) {
     for (OpOperand &initOperand : root.getDpsInitsMutable()) {
@@ -74,7 +75,7 @@ collectFusibleProducers(linalg::LinalgOp root) {
     Operation *op = worklist.pop_back_val();
     for (Value operand : op->getOperands()) {
       auto producer = operand.getDefiningOp<linalg::LinalgOp>();
-      if (!producer || isContraction(producer) ||
+      if (!producer || (!fuseReductions && isContraction(producer)) ||
           producer->getBlock() != root->getBlock() ||
           !candidates.insert(producer).second)
         continue;
@@ -131,12 +132,12 @@ bool hasTensorSemantics(Operation *op) {
 /// linalg root's only: the special ops' operands come in whole).
 LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
                                  ArrayRef<int64_t> threadSizes,
-                                 bool mapToBlocks) {
+                                 bool fuseReductions, bool mapToBlocks) {
   if (llvm::all_of(threadSizes, [](int64_t s) { return s == 0; }))
     return failure();
   llvm::SmallPtrSet<Operation *, 8> fusible;
   if (auto linalgRoot = dyn_cast<linalg::LinalgOp>(root.getOperation()))
-    fusible = collectFusibleProducers(linalgRoot);
+    fusible = collectFusibleProducers(linalgRoot, fuseReductions);
 
   scf::SCFTilingOptions tiling;
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
@@ -201,7 +202,7 @@ struct FormDispatchRegionsPass
         break;
       if (failed(formDispatchRegion(rewriter, root,
                                     getLoweringConfig(root).getThread(),
-                                    mapToBlocks)))
+                                    fuseReductions, mapToBlocks)))
         refused.insert(root);
     }
   }

@@ -5,6 +5,9 @@
 // scf.forall (a region the lowering made, as for linnet.expert_matmul) gets
 // no nested forall; an op without a configuration is left alone.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions))" | FileCheck %s
+// With fuse-reductions (a GPU's) a contraction joins its consumer's region
+// too; with map-to-blocks each forall carries GPU block mappings.
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks}))" | FileCheck %s --check-prefix=GPU
 
 // CHECK-LABEL: func.func @matmul
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 96) step (64, 32)
@@ -123,4 +126,39 @@ func.func @shared_fill(%x: tensor<64x128xf32>, %y: tensor<64x128xf32>) -> (tenso
     linalg.yield %s : f32
   } -> tensor<64xf32>
   return %sx, %sy : tensor<64xf32>, tensor<64xf32>
+}
+
+// A GEMV's f32 sums rounded to bf16: without fuse-reductions two regions,
+// with it one, the GEMV's tile inside the rounding's.
+// CHECK-LABEL: func.func @gemv_rounded
+// CHECK: scf.forall
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: scf.forall
+// CHECK: arith.truncf
+// GPU-LABEL: func.func @gemv_rounded
+// GPU: scf.forall (%{{.*}}) = (0) to (64) step (8)
+// GPU: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// GPU: arith.truncf
+// GPU: mapping = [#gpu.block<linear_dim_0>]
+// GPU-NOT: scf.forall
+// GPU: return
+#wk = affine_map<(n, k) -> (n, k)>
+#xk = affine_map<(n, k) -> (k)>
+#yn = affine_map<(n, k) -> (n)>
+func.func @gemv_rounded(%w: tensor<64x128xbf16>, %x: tensor<128xbf16>, %acc: tensor<64xf32>) -> tensor<64xbf16> {
+  %y = linalg.generic {indexing_maps = [#wk, #xk, #yn], iterator_types = ["parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [8, 0], reduction = [0, 0], vector = [0, 0]>} ins(%w, %x : tensor<64x128xbf16>, tensor<128xbf16>) outs(%acc : tensor<64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %e = tensor.empty() : tensor<64xbf16>
+  %r = linalg.generic {indexing_maps = [#all, #all], iterator_types = ["parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [8], reduction = [0], vector = [0]>} ins(%y : tensor<64xf32>) outs(%e : tensor<64xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<64xbf16>
+  return %r : tensor<64xbf16>
 }

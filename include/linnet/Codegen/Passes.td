@@ -58,6 +58,10 @@ def LinnetCodegenFormDispatchRegions
     of its own, its producers fused into it.
   }];
   let options = [
+    Option<"fuseReductions", "fuse-reductions", "bool", "false",
+           "Fuse a producer with reduction loops (a GEMV, a norm's sum) into "
+           "its consumers' tiles too, where all its users join: a GPU's "
+           "reduction then shares a kernel with its elementwise consumer">,
     Option<"mapToBlocks", "map-to-blocks", "bool", "false",
            "Map each region's scf.forall to GPU blocks "
            "(#gpu.block<linear_dim_N>), so that a region of one tile stays a "

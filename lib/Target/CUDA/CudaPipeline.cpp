@@ -59,8 +59,10 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   LinnetCudaSelectLoweringConfigOptions tiling;
   tiling.threadsPerBlock = options.threadsPerBlock;
   funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
-  // A region of one tile stays a kernel with its producers, not folded.
+  // A reduction shares a kernel with its consumer; a region of one tile
+  // stays a kernel with its producers, not folded.
   LinnetCodegenFormDispatchRegionsOptions regions;
+  regions.fuseReductions = true;
   regions.mapToBlocks = true;
   funcPm.addPass(createLinnetCodegenFormDispatchRegions(regions));
   // The ops tiled as ops (a decode step's delta rule and attention) are

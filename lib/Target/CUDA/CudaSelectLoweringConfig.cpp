@@ -65,6 +65,23 @@ std::optional<SmallVector<int64_t>> specialOpTile(Operation *op) {
   return std::nullopt;
 }
 
+/// Whether `op`, without reduction loops, reads element for element the
+/// result of a warp reduction that has no other user (a GEMV's f32 sums it
+/// rounds): the reduction joins its region (the pipeline fuses reductions),
+/// so the region's tile is the reduction's, an output per warp. One that
+/// broadcasts the result (a norm's scale over its row) keeps its own tile:
+/// each of its tiles computes the few sums it reads.
+bool consumesWarpReduction(linalg::LinalgOp op, int64_t threads) {
+  if (op.getNumReductionLoops() != 0)
+    return false;
+  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    auto producer = input->get().getDefiningOp<linalg::LinalgOp>();
+    return producer && producer->hasOneUse() &&
+           op.getMatchingIndexingMap(input).isPermutation() &&
+           linnet::matchWarpReduction(producer, threads);
+  });
+}
+
 struct CudaSelectLoweringConfigPass
     : linnet::impl::LinnetCudaSelectLoweringConfigBase<
           CudaSelectLoweringConfigPass> {
@@ -87,7 +104,8 @@ struct CudaSelectLoweringConfigPass
       if (!op.hasPureTensorSemantics() ||
           linnet::codegen::getLoweringConfig(op))
         return;
-      int64_t iterations = linnet::matchWarpReduction(op, threadsPerBlock)
+      int64_t iterations = linnet::matchWarpReduction(op, threadsPerBlock) ||
+                                   consumesWarpReduction(op, threadsPerBlock)
                                ? threadsPerBlock / linnet::kWarpSize
                                : threadsPerBlock;
       SmallVector<int64_t> thread = blockTile(op, iterations);

@@ -100,3 +100,49 @@ func.func @delta_rules(%q: tensor<2x1x4x8xf32>, %b: tensor<2x1x4xf32>, %e: tenso
       -> (tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>)
   return %o, %os : tensor<2x1x4x8xf32>, tensor<2x?x4x8xf32>
 }
+
+// The rounding of a GEMV's f32 sums (the GEMV's only user, element for
+// element) takes the GEMV's tile, an output per warp, so that the GEMV joins
+// its region; a row's scale broadcast over the row keeps its own tile.
+// CHECK-LABEL: func.func @consumers
+// CHECK: iterator_types = ["parallel", "reduction"]} ins({{.*}}thread = [8, 0]
+// CHECK: iterator_types = ["parallel"]} ins({{.*}}thread = [8],
+// CHECK: iterator_types = ["parallel", "reduction"]} ins({{.*}}thread = [8, 0]
+// CHECK: iterator_types = ["parallel", "parallel"]} ins({{.*}}thread = [1, 256]
+// SMALL-LABEL: func.func @consumers
+// SMALL: thread = [2, 0]
+// SMALL: thread = [2],
+// SMALL: thread = [2, 0]
+// SMALL: thread = [1, 64]
+#gk = affine_map<(n, k) -> (n, k)>
+#gx = affine_map<(n, k) -> (k)>
+#gn = affine_map<(n, k) -> (n)>
+#one = affine_map<(n) -> (n)>
+func.func @consumers(%w: tensor<64x512xbf16>, %x: tensor<512xbf16>, %acc: tensor<64xf32>, %rows: tensor<64x512xf32>) -> (tensor<64xbf16>, tensor<64x512xf32>) {
+  %y = linalg.generic {indexing_maps = [#gk, #gx, #gn], iterator_types = ["parallel", "reduction"]} ins(%w, %x : tensor<64x512xbf16>, tensor<512xbf16>) outs(%acc : tensor<64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %e = tensor.empty() : tensor<64xbf16>
+  %r = linalg.generic {indexing_maps = [#one, #one], iterator_types = ["parallel"]} ins(%y : tensor<64xf32>) outs(%e : tensor<64xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<64xbf16>
+  %sums = linalg.generic {indexing_maps = [#gk, #gn], iterator_types = ["parallel", "reduction"]} ins(%rows : tensor<64x512xf32>) outs(%acc : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %es = tensor.empty() : tensor<64x512xf32>
+  %scaled = linalg.generic {indexing_maps = [#gk, #gn, #gk], iterator_types = ["parallel", "parallel"]} ins(%rows, %sums : tensor<64x512xf32>, tensor<64xf32>) outs(%es : tensor<64x512xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %m = arith.mulf %a, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<64x512xf32>
+  return %r, %scaled : tensor<64xbf16>, tensor<64x512xf32>
+}

@@ -23,8 +23,11 @@ def LinnetCudaSelectLoweringConfig
     it; reduction loops stay whole, summed by one thread per output, except
     in a warp reduction (WarpReduction.h: an f32 sum, min or max of an input
     laid out along the reduced axis), whose block takes an output per warp.
-    The delta rule and attention, where all their shapes are static (a
-    decode step), are tiled as ops: a row and a (key) head a block. A configuration already
+    An elementwise op that reads a warp reduction's result element for
+    element, its only user, takes the same tile (the reduction joins its
+    region). The delta rule and attention, where all their shapes are
+    static (a decode step), are tiled as ops: a row and a (key) head a
+    block. A configuration already
     present is kept.
   }];
   let options = [
