@@ -87,15 +87,19 @@ struct Operands {
         weightSizes(getSizes(b, op.getLoc(), weights)), outSize(weightSizes[1]),
         inSize(weightSizes[2]) {}
 
-  /// Expert `e`'s [O, I] weights, a rank-reducing slice.
-  Value expertMatrix(OpBuilder &b, Location loc, Value e) const {
-    auto matrixType = RankedTensorType::get(
-        {weightType.getDimSize(1), weightType.getDimSize(2)},
-        weightType.getElementType());
+  /// Expert `e`'s [O, I] weights, a rank-reducing slice; with `rows` (a
+  /// static count), only its rows first .. first + rows.
+  Value expertMatrix(OpBuilder &b, Location loc, Value e,
+                     OpFoldResult first = {}, int64_t rows = 0) const {
     OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+    auto matrixType = RankedTensorType::get(
+        {rows ? rows : weightType.getDimSize(1), weightType.getDimSize(2)},
+        weightType.getElementType());
     return tensor::ExtractSliceOp::create(
-        b, loc, matrixType, weights, ArrayRef<OpFoldResult>{e, zero, zero},
-        ArrayRef<OpFoldResult>{one, outSize, inSize},
+        b, loc, matrixType, weights,
+        ArrayRef<OpFoldResult>{e, rows ? first : zero, zero},
+        ArrayRef<OpFoldResult>{one, rows ? b.getIndexAttr(rows) : outSize,
+                               inSize},
         ArrayRef<OpFoldResult>{one, one, one});
   }
 };
@@ -346,7 +350,6 @@ Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o,
 
   // w[row] : [O, I] (rows first .. first + tile of it) and x[r, (j,)] : [I],
   // rank-reducing slices.
-  Value matrix = o.expertMatrix(rewriter, loc, row);
   OpFoldResult first = zeroIndex;
   if (tile) {
     first = arith::MulIOp::create(
@@ -354,15 +357,8 @@ Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o,
                 arith::ConstantIndexOp::create(rewriter, loc, tile))
                 .getResult();
     outSize = rewriter.getIndexAttr(tile);
-    auto matrixType = cast<RankedTensorType>(matrix.getType());
-    matrix = tensor::ExtractSliceOp::create(
-        rewriter, loc,
-        RankedTensorType::get({tile, matrixType.getDimSize(1)},
-                              matrixType.getElementType()),
-        matrix, ArrayRef<OpFoldResult>{first, zeroIndex},
-        ArrayRef<OpFoldResult>{outSize, inSize},
-        ArrayRef<OpFoldResult>{oneIndex, oneIndex});
   }
+  Value matrix = o.expertMatrix(rewriter, loc, row, first, tile);
   auto vectorType =
       RankedTensorType::get({inputType.getShape().back()}, elementType);
   SmallVector<OpFoldResult> inputOffsets = {r}, inputSizes = {oneIndex},

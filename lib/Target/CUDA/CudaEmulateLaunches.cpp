@@ -54,10 +54,9 @@ struct Stretches {
 /// Runs the ops of `block` that depend on the thread id `thread` once per
 /// thread: each stretch of them (up to a barrier, or an op that does not
 /// depend on the thread and is not pure) in a loop over the `threads`
-/// threads. An op depends
-/// on the thread when it reads the thread id or a value of an op that does.
-/// Barriers go; a loop with barriers inside, run alike by every thread, is
-/// serialized inside.
+/// threads. An op depends on the thread when it reads the thread id or a
+/// value of an op that does. Barriers go; a loop with barriers inside, run
+/// alike by every thread, is serialized inside.
 LogicalResult serializeThreads(RewriterBase &rewriter, Block &block,
                                Value thread, Value threads,
                                Stretches &stretches) {
@@ -78,10 +77,10 @@ LogicalResult serializeThreads(RewriterBase &rewriter, Block &block,
     stretches.loops.push_back(loop);
     stretch.clear();
   };
+  // Every op of a stretch, the current one too, is in `stretches.ops`.
   auto dependsOnThread = [&](Value value) {
     Operation *def = value.getDefiningOp();
-    return value == thread || (def && (stretches.ops.contains(def) ||
-                                       llvm::is_contained(stretch, def)));
+    return value == thread || (def && stretches.ops.contains(def));
   };
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (isa<gpu::BarrierOp>(op)) {

@@ -453,13 +453,9 @@ AccessBounds accessBoundsOf(gpu::GPUFuncOp kernel, int64_t threads,
 uint64_t hostRuns(Operation *op) {
   uint64_t runs = 1;
   for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
-       loop = loop->getParentOfType<scf::ForOp>()) {
-    std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()),
-                           upper = getConstantIntValue(loop.getUpperBound()),
-                           step = getConstantIntValue(loop.getStep());
-    if (lower && upper && step && *step > 0 && *upper > *lower)
-      runs *= uint64_t((*upper - *lower + *step - 1) / *step);
-  }
+       loop = loop->getParentOfType<scf::ForOp>())
+    if (std::optional<APInt> trips = loop.getStaticTripCount())
+      runs *= trips->getZExtValue();
   return runs;
 }
 
@@ -502,9 +498,10 @@ KernelLaunch launchOf(gpu::LaunchFuncOp launch) {
           bytes = std::min(bytes, *footprint * uint64_t(blocks));
     }
     // No more than the loads or stores of it move.
+    unsigned number = index;
     auto moved =
         [&](const llvm::DenseMap<unsigned, std::optional<uint64_t>> &from) {
-          auto it = from.find(unsigned(index));
+          auto it = from.find(number);
           if (it == from.end())
             return bytes;
           return it->second ? std::min(bytes, *it->second) : bytes;

@@ -249,17 +249,19 @@ LogicalResult lowerToWarps(RewriterBase &rewriter, linalg::LinalgOp op,
       arith::AddIOp::create(rewriter, loc, outputLoop.getInductionVar(), warp);
   Value active = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
                                        output, outputs);
-  // The loop indices of output `output` with the reduction at `k`.
-  auto loopIndices = [&](OpBuilder &b, Value k) {
-    SmallVector<Value> parallel;
-    if (parallelSizes.size() == 1)
-      parallel.push_back(output);
-    else if (!parallelSizes.empty())
-      llvm::append_range(parallel,
-                         affine::AffineDelinearizeIndexOp::create(
-                             b, loc, output, ValueRange(parallelSizes),
-                             /*hasOuterBound=*/true)
-                             .getResults());
+  // The parallel loops' indices of output `output` (index arithmetic, also
+  // for a warp past the last output, which reads none of them), and the
+  // loop indices with the reduction at `k`.
+  SmallVector<Value> parallel;
+  if (parallelSizes.size() == 1)
+    parallel.push_back(output);
+  else if (!parallelSizes.empty())
+    llvm::append_range(parallel,
+                       affine::AffineDelinearizeIndexOp::create(
+                           rewriter, loc, output, ValueRange(parallelSizes),
+                           /*hasOuterBound=*/true)
+                           .getResults());
+  auto loopIndices = [&](Value k) {
     SmallVector<Value> ivs;
     for (unsigned d = 0, p = 0; d < ranges.size(); ++d)
       ivs.push_back(d == red ? k : parallel[p++]);
@@ -275,7 +277,7 @@ LogicalResult lowerToWarps(RewriterBase &rewriter, linalg::LinalgOp op,
             [&](OpBuilder &b, Location loc, Value chunk, ValueRange acc) {
               Value first = arith::MulIOp::create(
                   b, loc, chunk, arith::ConstantIndexOp::create(b, loc, width));
-              SmallVector<Value> firstIvs = loopIndices(b, first);
+              SmallVector<Value> firstIvs = loopIndices(first);
               SmallVector<Value> loaded;
               for (auto [input, vector] : llvm::zip(inputs, asVector)) {
                 if (!vector) {
@@ -294,7 +296,7 @@ LogicalResult lowerToWarps(RewriterBase &rewriter, linalg::LinalgOp op,
               for (int64_t e = 0; e < width; ++e) {
                 Value k = arith::AddIOp::create(
                     b, loc, first, arith::ConstantIndexOp::create(b, loc, e));
-                SmallVector<Value> ivs = loopIndices(b, k);
+                SmallVector<Value> ivs = loopIndices(k);
                 SmallVector<Value> values;
                 for (auto [input, vector] : llvm::zip(inputs, loaded))
                   values.push_back(
@@ -310,7 +312,7 @@ LogicalResult lowerToWarps(RewriterBase &rewriter, linalg::LinalgOp op,
         auto elements = scf::ForOp::create(
             b, loc, from, extent, warpSize, vectors.getResults(),
             [&](OpBuilder &b, Location loc, Value k, ValueRange acc) {
-              SmallVector<Value> ivs = loopIndices(b, k);
+              SmallVector<Value> ivs = loopIndices(k);
               SmallVector<Value> values;
               for (OpOperand *input : inputs)
                 values.push_back(loadInput(b, loc, op, *input, ivs));
@@ -337,9 +339,8 @@ LogicalResult lowerToWarps(RewriterBase &rewriter, linalg::LinalgOp op,
   auto store = scf::IfOp::create(rewriter, loc, writes, /*withElse=*/false);
   rewriter.setInsertionPointToStart(store.thenBlock());
   OpOperand *init = op.getDpsInitOperand(0);
-  SmallVector<Value> at =
-      indicesAt(rewriter, loc, op.getMatchingIndexingMap(init),
-                loopIndices(rewriter, index(0)));
+  SmallVector<Value> at = indicesAt(
+      rewriter, loc, op.getMatchingIndexingMap(init), loopIndices(index(0)));
   Value old = memref::LoadOp::create(rewriter, loc, init->get(), at);
   memref::StoreOp::create(rewriter, loc,
                           combine(rewriter, reduction.combiner, old, total),

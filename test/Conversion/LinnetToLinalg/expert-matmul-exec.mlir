@@ -25,7 +25,7 @@
 // RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-output-tile=2" \
 // RUN:   | FileCheck %s --check-prefix=SPLIT
 // SPLIT: scf.forall ({{.*}}) in (3, 2, 2)
-// SPLIT: tensor.extract_slice {{.*}} : tensor<4x5xf32> to tensor<2x5xf32>
+// SPLIT: tensor.extract_slice {{.*}} [1, 2, 5] [1, 1, 1] : tensor<3x4x5xf32> to tensor<2x5xf32>
 // RUN: cat %s %S/Inputs/generators.mlir | not linnet-opt --linnet-lower-to-linalg="expert-output-tile=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: error: expert-output-tile must be 0 or more
 // Tiled as an op by the CPU pipeline (configurations pinned on two of the
