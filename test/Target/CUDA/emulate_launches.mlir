@@ -157,3 +157,23 @@ func.func @view_across_barrier(%in: memref<4x4xf32>, %out: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A loop every thread must run alike (it holds a barrier) whose trip count
+// is one thread's value: divergent, which the emulated device refuses.
+func.func @divergent_loop(%out: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %c0 = arith.constant 0 : index
+    %n = arith.addi %tx, %c1 : index
+    // expected-error @+1 {{'scf.for' op reads a value of one thread's work outside the work between barriers; the emulated device cannot run it}}
+    scf.for %i = %c0 to %n step %c1 {
+      gpu.barrier
+    }
+    gpu.terminator
+  }
+  return
+}
