@@ -17,6 +17,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace linnet {
@@ -128,11 +129,34 @@ bool hasTensorSemantics(Operation *op) {
          llvm::none_of(op->getOperandTypes(), isBuffer);
 }
 
+/// Whether the tile `slice` takes may hold more than `maxBytes` (0: no
+/// limit): a size of a constant bound beyond it. One of no constant bound is
+/// not refused here (it may bufferize into its consumer's tile).
+bool exceedsTileBytes(tensor::ExtractSliceOp slice, int64_t maxBytes) {
+  if (maxBytes <= 0)
+    return false;
+  int64_t bytes = slice.getResultType().getElementTypeBitWidth() / 8;
+  for (OpFoldResult size : slice.getMixedSizes()) {
+    std::optional<int64_t> extent = getConstantIntValue(size);
+    if (!extent) {
+      FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+          presburger::BoundType::UB, cast<Value>(size),
+          /*stopCondition=*/nullptr, /*closedUB=*/true);
+      if (failed(bound))
+        return false;
+      extent = *bound;
+    }
+    bytes *= *extent;
+  }
+  return bytes > maxBytes;
+}
+
 /// Tiles `root` with an `scf.forall` and fuses its region's producers (a
 /// linalg root's only: the special ops' operands come in whole).
 LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
                                  ArrayRef<int64_t> threadSizes,
-                                 bool fuseReductions, bool mapToBlocks) {
+                                 bool fuseReductions, bool mapToBlocks,
+                                 int64_t maxFusedTileBytes) {
   if (llvm::all_of(threadSizes, [](int64_t s) { return s == 0; }))
     return failure();
   llvm::SmallPtrSet<Operation *, 8> fusible;
@@ -155,9 +179,10 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
   options.setFusionControlFn(
-      [&](tensor::ExtractSliceOp, OpResult producer,
+      [&](tensor::ExtractSliceOp slice, OpResult producer,
           bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (fusible.contains(producer.getOwner()))
+        if (fusible.contains(producer.getOwner()) &&
+            !exceedsTileBytes(slice, maxFusedTileBytes))
           return scf::SCFTileAndFuseOptions::ControlFnResult{};
         return std::nullopt;
       });
@@ -200,9 +225,9 @@ struct FormDispatchRegionsPass
       });
       if (!root)
         break;
-      if (failed(formDispatchRegion(rewriter, root,
-                                    getLoweringConfig(root).getThread(),
-                                    fuseReductions, mapToBlocks)))
+      if (failed(formDispatchRegion(
+              rewriter, root, getLoweringConfig(root).getThread(),
+              fuseReductions, mapToBlocks, maxFusedTileBytes)))
         refused.insert(root);
     }
   }

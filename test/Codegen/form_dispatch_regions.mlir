@@ -6,8 +6,10 @@
 // no nested forall; an op without a configuration is left alone.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions))" | FileCheck %s
 // With fuse-reductions (a GPU's) a contraction joins its consumer's region
-// too; with map-to-blocks each forall carries GPU block mappings.
+// too; with map-to-blocks each forall carries GPU block mappings; with
+// max-fused-tile-bytes a producer of a larger tile stays out.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks}))" | FileCheck %s --check-prefix=GPU
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks max-fused-tile-bytes=32768}))" | FileCheck %s --check-prefix=LIMIT
 
 // CHECK-LABEL: func.func @matmul
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 96) step (64, 32)
@@ -161,4 +163,77 @@ func.func @gemv_rounded(%w: tensor<64x128xbf16>, %x: tensor<128xbf16>, %acc: ten
     linalg.yield %t : bf16
   } -> tensor<64xbf16>
   return %r : tensor<64xbf16>
+}
+
+// With max-fused-tile-bytes (a GPU's shared memory per block) a producer
+// whose tile may hold more stays out of the region: the scaled input of a
+// product tiled 64 rows at a time (64 x 4096 bf16, 512 KiB) is a region of
+// its own, while one row of it (8 KiB) joins a tile of one row.
+// LIMIT-LABEL: func.func @scaled_product(
+// LIMIT: scf.forall
+// LIMIT: arith.mulf
+// LIMIT: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 64) step (64, 64)
+// LIMIT-NOT: arith.mulf %{{.*}}, %cst
+// LIMIT: linalg.generic {{.*}}"reduction"
+// LIMIT: arith.truncf
+// LIMIT-LABEL: func.func @scaled_product_row(
+// LIMIT: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 64) step (1, 64)
+// LIMIT: arith.mulf %{{.*}}, %cst
+// LIMIT: linalg.generic {{.*}}"reduction"
+// LIMIT: arith.truncf
+// LIMIT-NOT: scf.forall (
+// LIMIT: return
+#sk2 = affine_map<(s, k) -> (s, k)>
+#x3 = affine_map<(s, n, k) -> (s, k)>
+#w3 = affine_map<(s, n, k) -> (n, k)>
+#y3 = affine_map<(s, n, k) -> (s, n)>
+#sn2 = affine_map<(s, n) -> (s, n)>
+func.func @scaled_product(%x: tensor<128x4096xbf16>, %w: tensor<64x4096xbf16>, %acc: tensor<128x64xf32>) -> tensor<128x64xbf16> {
+  %two = arith.constant 2.0 : bf16
+  %e = tensor.empty() : tensor<128x4096xbf16>
+  %scaled = linalg.generic {indexing_maps = [#sk2, #sk2], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 256], reduction = [0, 0], vector = [0, 0]>} ins(%x : tensor<128x4096xbf16>) outs(%e : tensor<128x4096xbf16>) {
+  ^bb0(%a: bf16, %o: bf16):
+    %m = arith.mulf %a, %two : bf16
+    linalg.yield %m : bf16
+  } -> tensor<128x4096xbf16>
+  %p = linalg.generic {indexing_maps = [#x3, #w3, #y3], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [64, 64, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>} ins(%scaled, %w : tensor<128x4096xbf16>, tensor<64x4096xbf16>) outs(%acc : tensor<128x64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %m = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<128x64xf32>
+  %eb = tensor.empty() : tensor<128x64xbf16>
+  %r = linalg.generic {indexing_maps = [#sn2, #sn2], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [64, 64], reduction = [0, 0], vector = [0, 0]>} ins(%p : tensor<128x64xf32>) outs(%eb : tensor<128x64xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<128x64xbf16>
+  return %r : tensor<128x64xbf16>
+}
+
+func.func @scaled_product_row(%x: tensor<128x4096xbf16>, %w: tensor<64x4096xbf16>, %acc: tensor<128x64xf32>) -> tensor<128x64xbf16> {
+  %two = arith.constant 2.0 : bf16
+  %e = tensor.empty() : tensor<128x4096xbf16>
+  %scaled = linalg.generic {indexing_maps = [#sk2, #sk2], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 256], reduction = [0, 0], vector = [0, 0]>} ins(%x : tensor<128x4096xbf16>) outs(%e : tensor<128x4096xbf16>) {
+  ^bb0(%a: bf16, %o: bf16):
+    %m = arith.mulf %a, %two : bf16
+    linalg.yield %m : bf16
+  } -> tensor<128x4096xbf16>
+  %p = linalg.generic {indexing_maps = [#x3, #w3, #y3], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 64, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>} ins(%scaled, %w : tensor<128x4096xbf16>, tensor<64x4096xbf16>) outs(%acc : tensor<128x64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %m = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<128x64xf32>
+  %eb = tensor.empty() : tensor<128x64xbf16>
+  %r = linalg.generic {indexing_maps = [#sn2, #sn2], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 64], reduction = [0, 0], vector = [0, 0]>} ins(%p : tensor<128x64xf32>) outs(%eb : tensor<128x64xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<128x64xbf16>
+  return %r : tensor<128x64xbf16>
 }

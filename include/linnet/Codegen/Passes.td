@@ -55,7 +55,8 @@ def LinnetCodegenFormDispatchRegions
     are all 0 stays as it is. With `map-to-blocks` each forall carries GPU
     block mappings: canonicalization folds away a forall of one iteration
     unless it is mapped, and on a GPU a region of one tile is still a kernel
-    of its own, its producers fused into it.
+    of its own, its producers fused into it. With `max-fused-tile-bytes`
+    a producer whose tile may hold more than that stays out.
   }];
   let options = [
     Option<"fuseReductions", "fuse-reductions", "bool", "false",
@@ -66,6 +67,11 @@ def LinnetCodegenFormDispatchRegions
            "Map each region's scf.forall to GPU blocks "
            "(#gpu.block<linear_dim_N>), so that a region of one tile stays a "
            "region (a kernel) instead of being folded into its function">,
+    Option<"maxFusedTileBytes", "max-fused-tile-bytes", "int64_t", "0",
+           "A producer whose tile has a constant bound above this many bytes "
+           "stays out of the region (0: no limit): a GPU keeps a fused "
+           "producer's tile in its block's shared memory, and a tensor-core "
+           "product's 64 rows of a 4096-wide input would not fit">,
   ];
   let dependentDialects = [
     "mlir::affine::AffineDialect", "mlir::gpu::GPUDialect",

@@ -8,7 +8,8 @@
 // of its body between barriers one after the other, each for all its
 // threads in turn: what a barrier guarantees. A value a thread keeps across
 // a barrier (a register) is kept in a buffer of a value per thread, and a
-// warp's shuffle is an exchange through a buffer between two barriers.
+// warp's shuffle or mma.sync is an exchange through buffers between two
+// barriers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -142,11 +143,11 @@ LogicalResult keepAcrossBarriers(RewriterBase &rewriter,
         if (outside.empty())
           continue;
         Type type = result.getType();
-        if (!type.isIntOrIndexOrFloat())
+        if (!type.isIntOrIndexOrFloat() && !isa<VectorType>(type))
           return op.emitOpError("keeps a value of type ")
                  << type
                  << " across a barrier; the emulated device keeps only "
-                    "scalars";
+                    "scalars and vectors";
         Location loc = op.getLoc();
         rewriter.setInsertionPoint(bufferPoint);
         Value buffer = memref::AllocOp::create(
@@ -177,6 +178,22 @@ LogicalResult keepAcrossBarriers(RewriterBase &rewriter,
   return success();
 }
 
+/// A buffer of `threads` values of `type` (a value per thread), allocated
+/// at the start of `body` and freed before `freePoint`.
+Value bufferPerThread(RewriterBase &rewriter, Location loc, Block &body,
+                      ArrayRef<int64_t> shape, Type type, Value threads,
+                      Operation *freePoint) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  SmallVector<int64_t> sizes = {ShapedType::kDynamic};
+  llvm::append_range(sizes, shape);
+  rewriter.setInsertionPointToStart(&body);
+  Value buffer = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get(sizes, type), ValueRange{threads});
+  rewriter.setInsertionPoint(freePoint);
+  memref::DeallocOp::create(rewriter, loc, buffer);
+  return buffer;
+}
+
 /// Each `gpu.shuffle` in `body` (xor, lanes within a warp) as what it means
 /// between threads run in turn: every thread stores its value in a buffer
 /// of the block, a barrier, each reads its partner's, a barrier (so that
@@ -195,14 +212,9 @@ LogicalResult exchangeShuffles(RewriterBase &rewriter, Block &body,
           "is emulated only as a butterfly (xor) over a whole warp");
     Type type = shuffle.getValue().getType();
     Value &buffer = buffers[type];
-    if (!buffer) {
-      rewriter.setInsertionPointToStart(&body);
-      buffer = memref::AllocOp::create(
-          rewriter, loc, MemRefType::get({ShapedType::kDynamic}, type),
-          ValueRange{threads});
-      rewriter.setInsertionPoint(freePoint);
-      memref::DeallocOp::create(rewriter, loc, buffer);
-    }
+    if (!buffer)
+      buffer =
+          bufferPerThread(rewriter, loc, body, {}, type, threads, freePoint);
     rewriter.setInsertionPoint(shuffle);
     memref::StoreOp::create(rewriter, loc, shuffle.getValue(), buffer, thread);
     gpu::BarrierOp::create(rewriter, loc);
@@ -213,6 +225,171 @@ LogicalResult exchangeShuffles(RewriterBase &rewriter, Block &body,
     gpu::BarrierOp::create(rewriter, loc);
     Value valid = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
     rewriter.replaceOp(shuffle, ValueRange{exchanged, valid});
+  }
+  return success();
+}
+
+/// Each `nvgpu.mma.sync` in `body` (m16n8k16: A vector<4x2>, B vector<2x2>
+/// of a 16-bit float, f32 sums vector<2x2>) as what it means between
+/// threads run in turn: every thread stores its fragments in buffers of the
+/// block, a barrier, each computes its sums from the A fragments of the
+/// lanes that hold its rows and the B fragments of those that hold its
+/// columns (PTX's layout: lane l holds rows l / 4 + {0, 8} of A and of the
+/// sums, depths 2 (l % 4) + {0, 1, 8, 9}, column l / 4 of B and columns
+/// 2 (l % 4) + {0, 1} of the sums), a barrier.
+LogicalResult exchangeMmas(RewriterBase &rewriter, Block &body, Value thread,
+                           Value threads, Operation *freePoint) {
+  SmallVector<nvgpu::MmaSyncOp> mmas;
+  body.walk([&](nvgpu::MmaSyncOp mma) { mmas.push_back(mma); });
+  for (nvgpu::MmaSyncOp mma : mmas) {
+    Location loc = mma.getLoc();
+    auto aType = cast<VectorType>(mma.getMatrixA().getType());
+    auto bType = cast<VectorType>(mma.getMatrixB().getType());
+    auto sumsType = cast<VectorType>(mma.getMatrixC().getType());
+    SmallVector<int64_t> shape = llvm::to_vector(
+        llvm::map_range(mma.getMmaShape().getAsRange<IntegerAttr>(),
+                        [](IntegerAttr size) { return size.getInt(); }));
+    if (shape != ArrayRef<int64_t>{16, 8, 16} ||
+        aType.getShape() != ArrayRef<int64_t>{4, 2} ||
+        bType.getShape() != ArrayRef<int64_t>{2, 2} ||
+        sumsType.getShape() != ArrayRef<int64_t>{2, 2} ||
+        aType.getElementTypeBitWidth() != 16 ||
+        !sumsType.getElementType().isF32())
+      return mma.emitOpError("is emulated only as m16n8k16 with 16-bit "
+                             "inputs and f32 sums");
+    Value aBuffer = bufferPerThread(rewriter, loc, body, {4, 2},
+                                    aType.getElementType(), threads, freePoint);
+    Value bBuffer = bufferPerThread(rewriter, loc, body, {2, 2},
+                                    bType.getElementType(), threads, freePoint);
+    Value sumsBuffer =
+        bufferPerThread(rewriter, loc, body, {2, 2}, sumsType.getElementType(),
+                        threads, freePoint);
+    rewriter.setInsertionPoint(mma);
+    auto index = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, value);
+    };
+    for (auto [fragment, buffer] : {std::pair{mma.getMatrixA(), aBuffer},
+                                    {mma.getMatrixB(), bBuffer},
+                                    {mma.getMatrixC(), sumsBuffer}}) {
+      ArrayRef<int64_t> sizes = cast<VectorType>(fragment.getType()).getShape();
+      for (int64_t reg = 0; reg < sizes[0]; ++reg)
+        for (int64_t pair = 0; pair < sizes[1]; ++pair) {
+          Value element = vector::ExtractOp::create(
+              rewriter, loc, fragment, ArrayRef<int64_t>{reg, pair});
+          memref::StoreOp::create(rewriter, loc, element, buffer,
+                                  ValueRange{thread, index(reg), index(pair)});
+        }
+    }
+    gpu::BarrierOp::create(rewriter, loc);
+    Value lane = arith::RemUIOp::create(rewriter, loc, thread, index(32));
+    Value firstLane = arith::SubIOp::create(rewriter, loc, thread, lane);
+    Value group = arith::DivUIOp::create(rewriter, loc, lane, index(4));
+    Value quad = arith::RemUIOp::create(rewriter, loc, lane, index(4));
+    Type f32 = rewriter.getF32Type();
+    SmallVector<Value> sums;
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t pair = 0; pair < 2; ++pair) {
+        // Row group + 8 half, column 2 quad + pair.
+        Value column = arith::AddIOp::create(
+            rewriter, loc, arith::MulIOp::create(rewriter, loc, quad, index(2)),
+            index(pair));
+        Value start = memref::LoadOp::create(
+            rewriter, loc, sumsBuffer,
+            ValueRange{thread, index(half), index(pair)});
+        auto depths = scf::ForOp::create(rewriter, loc, index(0), index(16),
+                                         index(1), ValueRange{start});
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(depths.getBody());
+        Value depth = depths.getInductionVar();
+        Value eighth = arith::DivUIOp::create(rewriter, loc, depth, index(8));
+        Value inEighth = arith::RemUIOp::create(rewriter, loc, depth, index(8));
+        Value holderOffset =
+            arith::DivUIOp::create(rewriter, loc, inEighth, index(2));
+        Value element = arith::RemUIOp::create(rewriter, loc, depth, index(2));
+        // The lane holding row or column `line` at this depth of A or B:
+        // 4 line + inEighth / 2.
+        auto holder = [&](Value line) -> Value {
+          return arith::AddIOp::create(
+              rewriter, loc, firstLane,
+              arith::AddIOp::create(
+                  rewriter, loc,
+                  arith::MulIOp::create(rewriter, loc, line, index(4)),
+                  holderOffset));
+        };
+        // A(row, depth): register half + 2 eighth.
+        Value aRegister = arith::AddIOp::create(
+            rewriter, loc, index(half),
+            arith::MulIOp::create(rewriter, loc, eighth, index(2)));
+        Value a = memref::LoadOp::create(
+            rewriter, loc, aBuffer,
+            ValueRange{holder(group), aRegister, element});
+        // B(depth, column): register eighth.
+        Value bLane = holder(column);
+        Value bValue = memref::LoadOp::create(
+            rewriter, loc, bBuffer, ValueRange{bLane, eighth, element});
+        Value product = arith::MulFOp::create(
+            rewriter, loc, arith::ExtFOp::create(rewriter, loc, f32, a),
+            arith::ExtFOp::create(rewriter, loc, f32, bValue));
+        Value sum = arith::AddFOp::create(rewriter, loc,
+                                          depths.getRegionIterArg(0), product);
+        scf::YieldOp::create(rewriter, loc, sum);
+        sums.push_back(depths.getResult(0));
+      }
+    Value result =
+        vector::FromElementsOp::create(rewriter, loc, sumsType, sums);
+    gpu::BarrierOp::create(rewriter, loc);
+    rewriter.replaceOp(mma, result);
+  }
+  return success();
+}
+
+/// Each loop in `body` that holds a barrier and carries values from one
+/// iteration to the next (a warp's accumulators over the reduced depth)
+/// carries them in buffers of a value per thread instead, loaded at the
+/// start of an iteration and stored at its end: a loop's carried values are
+/// block arguments, which the stretches of a thread cannot keep.
+LogicalResult carryInBuffers(RewriterBase &rewriter, Block &body, Value thread,
+                             Value threads, Operation *freePoint) {
+  SmallVector<scf::ForOp> loops;
+  body.walk([&](scf::ForOp loop) {
+    if (loop.getNumResults() != 0 && containsBarrier(loop))
+      loops.push_back(loop);
+  });
+  for (scf::ForOp loop : loops) {
+    Location loc = loop.getLoc();
+    SmallVector<Value> buffers;
+    rewriter.setInsertionPoint(loop);
+    for (Value init : loop.getInitArgs()) {
+      Type type = init.getType();
+      if (!type.isIntOrIndexOrFloat() && !isa<VectorType>(type))
+        return loop.emitOpError("carries a value of type ")
+               << type
+               << " past a barrier; the emulated device keeps only scalars "
+                  "and vectors";
+      buffers.push_back(
+          bufferPerThread(rewriter, loc, body, {}, type, threads, freePoint));
+      memref::StoreOp::create(rewriter, loc, init, buffers.back(), thread);
+    }
+    auto plain = scf::ForOp::create(rewriter, loc, loop.getLowerBound(),
+                                    loop.getUpperBound(), loop.getStep());
+    rewriter.setInsertionPointToStart(plain.getBody());
+    SmallVector<Value> arguments = {plain.getInductionVar()};
+    for (Value buffer : buffers)
+      arguments.push_back(
+          memref::LoadOp::create(rewriter, loc, buffer, thread));
+    Block *old = loop.getBody();
+    Operation *yield = old->getTerminator();
+    rewriter.setInsertionPoint(yield);
+    for (auto [value, buffer] : llvm::zip(yield->getOperands(), buffers))
+      memref::StoreOp::create(rewriter, loc, value, buffer, thread);
+    rewriter.eraseOp(yield);
+    rewriter.inlineBlockBefore(old, plain.getBody()->getTerminator(),
+                               arguments);
+    rewriter.setInsertionPointAfter(plain);
+    SmallVector<Value> results;
+    for (Value buffer : buffers)
+      results.push_back(memref::LoadOp::create(rewriter, loc, buffer, thread));
+    rewriter.replaceOp(loop, results);
   }
   return success();
 }
@@ -274,7 +451,11 @@ LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
   }
   Block &body = *blocks.getBody();
   if (failed(exchangeShuffles(rewriter, body, thread, block.x,
-                              body.getTerminator())))
+                              body.getTerminator())) ||
+      failed(exchangeMmas(rewriter, body, thread, block.x,
+                          body.getTerminator())) ||
+      failed(carryInBuffers(rewriter, body, thread, block.x,
+                            body.getTerminator())))
     return failure();
   Stretches stretches;
   if (failed(serializeThreads(rewriter, body, thread, block.x, stretches)) ||

@@ -13,6 +13,7 @@
 
 #include "KernelNames.h"
 #include "PassDetail.h"
+#include "TensorCoreMatmul.h"
 #include "WarpReduction.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -189,6 +190,16 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
       return original.emitOpError(
           "cannot have its parallel loops put outermost for a GPU kernel");
     linalg::LinalgOp op = *reordered;
+    // A product for the tensor cores: 16 x 32 outputs per warp.
+    if (std::optional<linnet::TensorCoreMatmul> matmul =
+            linnet::matchTensorCoreMatmul(op, threadsPerBlock)) {
+      rewriter.setInsertionPointAfter(op);
+      gpu::BarrierOp::create(rewriter, loc);
+      if (failed(linnet::lowerToTensorCores(rewriter, op, *matmul, thread,
+                                            threads)))
+        return failure();
+      continue;
+    }
     // A warp reduction: an output per warp, its lanes sharing the reduction.
     if (std::optional<linnet::WarpReduction> reduction =
             linnet::matchWarpReduction(op, threadsPerBlock)) {

@@ -39,6 +39,12 @@ namespace {
 /// blocks each reading a whole expert.
 constexpr int64_t kExpertOutputTile = 64;
 
+/// The most a fused producer's tile may take of a block's shared memory
+/// (48 KiB a block without opting in to more): a decode GEMV's input row
+/// (8 KiB for 4096 bf16) joins its region, a tensor-core product's 64 rows
+/// of it (512 KiB) do not.
+constexpr int64_t kMaxFusedTileBytes = 32 * 1024;
+
 void addCleanup(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -56,6 +62,9 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   addCleanup(funcPm);
   funcPm.addPass(createLinnetCodegenPrepare());
   funcPm.addPass(createLinnetCodegenWriteStatesInPlace());
+  LinnetCudaVersionProductsOptions versions;
+  versions.threadsPerBlock = options.threadsPerBlock;
+  funcPm.addPass(createLinnetCudaVersionProducts(versions));
   LinnetCudaSelectLoweringConfigOptions tiling;
   tiling.threadsPerBlock = options.threadsPerBlock;
   funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
@@ -64,6 +73,7 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   LinnetCodegenFormDispatchRegionsOptions regions;
   regions.fuseReductions = true;
   regions.mapToBlocks = true;
+  regions.maxFusedTileBytes = kMaxFusedTileBytes;
   funcPm.addPass(createLinnetCodegenFormDispatchRegions(regions));
   // The ops tiled as ops (a decode step's delta rule and attention) are
   // lowered inside their regions, a kernel each; the others where they are,
@@ -109,6 +119,7 @@ void addBinaryStage(OpPassManager &pm, const CudaPipelineOptions &options) {
     buildCpuPipelineOnBuffers(pm, host);
     return;
   }
+  pm.addPass(createLinnetCudaLowerBf16Mma());
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());

@@ -6,11 +6,13 @@
 // per thread (linnet-cuda-map-dispatch-regions deals them out), the
 // innermost loop first so that neighbouring threads touch neighbouring
 // elements. Reductions stay whole; a warp reduction's (WarpReduction.h)
-// belongs to a warp, so its block takes an output per warp.
+// belongs to a warp, so its block takes an output per warp, and a matrix
+// product for the tensor cores (TensorCoreMatmul.h) takes 64 x 64 outputs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PassDetail.h"
+#include "TensorCoreMatmul.h"
 #include "WarpReduction.h"
 
 #include "linnet/Codegen/LoweringConfig.h"
@@ -65,21 +67,40 @@ std::optional<SmallVector<int64_t>> specialOpTile(Operation *op) {
   return std::nullopt;
 }
 
-/// Whether `op`, without reduction loops, reads element for element the
-/// result of a warp reduction that has no other user (a GEMV's f32 sums it
-/// rounds): the reduction joins its region (the pipeline fuses reductions),
-/// so the region's tile is the reduction's, an output per warp. One that
-/// broadcasts the result (a norm's scale over its row) keeps its own tile:
-/// each of its tiles computes the few sums it reads.
-bool consumesWarpReduction(linalg::LinalgOp op, int64_t threads) {
+/// The tile of `op`, without reduction loops, where it reads element for
+/// element the result of an op with a tile of its own form that has no
+/// other user: a warp reduction (a GEMV's f32 sums it rounds), an output per
+/// warp, or a tensor-core product (a prefill projection's sums), its 64 x 64
+/// tile. The producer joins its region (the pipeline fuses reductions), so
+/// the region's tile is the producer's. One that broadcasts the result (a
+/// norm's scale over its row) keeps its own tile: each of its tiles
+/// computes the few sums it reads.
+std::optional<SmallVector<int64_t>> producerTile(linalg::LinalgOp op,
+                                                 int64_t threads) {
   if (op.getNumReductionLoops() != 0)
-    return false;
-  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    return std::nullopt;
+  for (OpOperand *input : op.getDpsInputOperands()) {
     auto producer = input->get().getDefiningOp<linalg::LinalgOp>();
-    return producer && producer->hasOneUse() &&
-           op.getMatchingIndexingMap(input).isPermutation() &&
-           linnet::matchWarpReduction(producer, threads);
-  });
+    AffineMap read = op.getMatchingIndexingMap(input);
+    if (!producer || !producer->hasOneUse() || !read.isPermutation())
+      continue;
+    if (std::optional<linnet::TensorCoreMatmul> matmul =
+            linnet::matchTensorCoreMatmul(producer, threads)) {
+      // Dimension r of the result is the producer's loop `written`'s and
+      // this op's loop `read`'s.
+      SmallVector<int64_t> tile =
+          linnet::tensorCoreBlockTile(producer, *matmul, threads);
+      AffineMap written =
+          producer.getIndexingMapMatchingResult(cast<OpResult>(input->get()));
+      SmallVector<int64_t> own(op.getNumLoops(), 1);
+      for (unsigned r = 0; r < read.getNumResults(); ++r)
+        own[read.getDimPosition(r)] = tile[written.getDimPosition(r)];
+      return own;
+    }
+    if (linnet::matchWarpReduction(producer, threads))
+      return blockTile(op, threads / linnet::kWarpSize);
+  }
+  return std::nullopt;
 }
 
 struct CudaSelectLoweringConfigPass
@@ -104,11 +125,17 @@ struct CudaSelectLoweringConfigPass
       if (!op.hasPureTensorSemantics() ||
           linnet::codegen::getLoweringConfig(op))
         return;
-      int64_t iterations = linnet::matchWarpReduction(op, threadsPerBlock) ||
-                                   consumesWarpReduction(op, threadsPerBlock)
-                               ? threadsPerBlock / linnet::kWarpSize
-                               : threadsPerBlock;
-      SmallVector<int64_t> thread = blockTile(op, iterations);
+      SmallVector<int64_t> thread;
+      if (std::optional<linnet::TensorCoreMatmul> matmul =
+              linnet::matchTensorCoreMatmul(op, threadsPerBlock))
+        thread = linnet::tensorCoreBlockTile(op, *matmul, threadsPerBlock);
+      else if (std::optional<SmallVector<int64_t>> tile =
+                   producerTile(op, threadsPerBlock))
+        thread = *tile;
+      else if (linnet::matchWarpReduction(op, threadsPerBlock))
+        thread = blockTile(op, threadsPerBlock / linnet::kWarpSize);
+      else
+        thread = blockTile(op, threadsPerBlock);
       SmallVector<int64_t> none(thread.size(), 0);
       linnet::codegen::setLoweringConfig(
           op, linnet::LoweringConfigAttr::get(context, thread, none, none));

@@ -7,6 +7,7 @@ that breaks a rule.
     check_ptx_resources.py MODULE.mlir [--ptxas PATH] [--arch sm_90a]
                            [--table FILE] [--allow-local-memory]
                            [--wide-loads KERNEL-MODULE ...]
+                           [--tensor-cores KERNEL-MODULE ...]
 
 --table writes `name registers stack shared` per kernel, sorted by name
 (what `linnet build --report` must agree with); --allow-stack reports a
@@ -16,6 +17,9 @@ failing (the small configurations' decode attention spills 8 bytes).
 results with `shfl.sync.bfly`: the GEMVs, norms and other reductions along a
 contiguous axis) of the kernel modules named: each must read with 16-byte
 loads (`ld.global.v4`); prints a second line that counts them.
+--tensor-cores counts the kernels of the modules named that multiply bf16
+on the tensor cores (`mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`:
+the prompt's projections); each module must have one; prints a line.
 """
 import argparse
 import concurrent.futures
@@ -33,6 +37,7 @@ parser.add_argument("--arch", default="sm_90a")
 parser.add_argument("--table")
 parser.add_argument("--allow-local-memory", action="store_true")
 parser.add_argument("--wide-loads", nargs="+", default=[])
+parser.add_argument("--tensor-cores", nargs="+", default=[])
 args = parser.parse_args()
 text = open(args.module).read()
 
@@ -118,6 +123,17 @@ for module in args.wide_loads:
             sys.exit(f"{name}: a warp reduction without 16-byte loads")
         warp_reductions += 1
 
+MMA = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+tensor_core_kernels = 0
+for module in args.tensor_cores:
+    if module not in kernels:
+        sys.exit(f"{module}: no such kernel module")
+    entries = re.split(r"(?=\.(?:visible|weak) \.entry )", kernels[module])[1:]
+    using = sum(1 for entry in entries if MMA in entry)
+    if not using:
+        sys.exit(f"{module}: no kernel multiplies on the tensor cores ({MMA})")
+    tensor_core_kernels += using
+
 if args.table:
     with open(args.table, "w") as f:
         for row in sorted(rows):
@@ -129,3 +145,6 @@ print(f"{count} kernels in {len(kernels)} modules: at most {max(registers)} regi
 if args.wide_loads:
     print(f"{warp_reductions} warp reductions in {len(args.wide_loads)} modules, "
           f"each reading with 16-byte loads")
+if args.tensor_cores:
+    print(f"{tensor_core_kernels} kernels in {len(args.tensor_cores)} modules multiply "
+          f"on the tensor cores ({MMA})")

@@ -2,7 +2,7 @@
 """Run a `linnet run --script` script through the independent numpy reference, and compare.
 
     reference_script.py CHECKPOINT SCRIPT --batch N [--out DIR] [--compare DIR]
-                        [--same I[index]=J[index] ...] [--tolerance 1e-4]
+                        [--same I[index]=J[index] ...] [--tolerance 1e-4] [--bf16]
     reference_script.py CHECKPOINT --batch N --prompt-tokens 1,2,3 --generate N
 
 The reference (test/reference/qwen3_5_moe.py, written from MODEL.md alone) runs in float64 with
@@ -17,6 +17,8 @@ one `Session` of `batch` slots, with the position rules of DESIGN.md (only `pref
                 model its rounding stays near 1e-6 of the logit scale, while a mistake in the
                 mathematics (a wrong position, state that leaks between slots or is not reset)
                 moves logits by whole percents.
+--bf16          runs the reference with bf16 rounding emulated and compares each call with
+                compare_logits.py's statistical bf16 check instead of the tolerance.
 --same I[idx]=J[idx]
                 compares linnet's call I with linnet's call J, each indexed by an optional numpy
                 index (`2=0[:, 3]`: call 2's logits equal those of call 0 at position 3), with
@@ -34,6 +36,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "reference"))
 import numpy as np  # noqa: E402
 import qwen3_5_moe as ref  # noqa: E402
+from compare_logits import agrees_as_bf16  # noqa: E402
 
 
 def run_call(model, session, call):
@@ -55,13 +58,17 @@ def run_call(model, session, call):
     raise ValueError(f"unknown entry {entry!r}")
 
 
-def compare(label, actual, expected, tolerance):
+def compare(label, actual, expected, tolerance, bf16=False):
     if actual.dtype != np.float32:
         print(f"FAIL: {label}: linnet wrote {actual.dtype}, expected float32")
         return False
     if actual.shape != expected.shape:
         print(f"FAIL: {label}: shape {actual.shape}, expected {expected.shape}")
         return False
+    if bf16:
+        ok, figures = agrees_as_bf16(actual, expected)
+        print(f"{'ok' if ok else 'FAIL'}: {label} bf16 {actual.shape} {figures}")
+        return ok
     expected = expected.astype(np.float64)
     relative = np.abs(actual.astype(np.float64) - expected).max() / np.abs(expected).max()
     ok = bool(np.isfinite(actual).all()) and relative <= tolerance
@@ -79,13 +86,14 @@ def main() -> int:
     parser.add_argument("--compare")
     parser.add_argument("--same", action="append", default=[])
     parser.add_argument("--tolerance", type=float, default=1e-4)
+    parser.add_argument("--bf16", action="store_true")
     parser.add_argument("--prompt-tokens")
     parser.add_argument("--generate", type=int)
     # The prompt's ids in a file (what `linnet tokenize` printed).
     parser.add_argument("--prompt-tokens-file")
     args = parser.parse_args()
 
-    model = ref.load_model(args.checkpoint, dtype=np.float64)
+    model = ref.load_model(args.checkpoint, dtype=np.float64, bf16=args.bf16)
     session = model.session(batch=args.batch, decode_restarts_at_zero=False)
 
     if args.generate is not None:
@@ -117,7 +125,8 @@ def main() -> int:
                 np.save(os.path.join(args.out, f"call_{i}.npy"), expected)
             if args.compare:
                 actual = np.load(os.path.join(args.compare, f"call_{i}.npy"))
-                ok &= compare(f"call {i} {call['entry']}", actual, expected, args.tolerance)
+                ok &= compare(f"call {i} {call['entry']}", actual, expected, args.tolerance,
+                              args.bf16)
     for same in args.same:
         match = re.fullmatch(r"(\d+)(\[[^=]*\])?=(\d+)(\[.*\])?", same.replace(" ", ""))
         if not match or not args.compare:

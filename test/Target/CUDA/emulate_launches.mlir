@@ -4,7 +4,7 @@
 // stretch for every thread before the next is what they guarantee), a
 // workgroup buffer a buffer of the block's iteration, a value a thread
 // keeps across a barrier a buffer of a value per thread, a shuffle an
-// exchange through a buffer between two barriers.
+// exchange through a buffer between two barriers, and so an mma.sync.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-emulate-launches,canonicalize))" --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @block
@@ -173,6 +173,62 @@ func.func @divergent_loop(%out: memref<4xf32>) {
     scf.for %i = %c0 to %n step %c1 {
       gpu.barrier
     }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A warp's mma.sync: its fragments go to buffers of the block, a barrier,
+// each lane sums its part from the lanes holding its rows of A and columns
+// of B, a barrier; the sums the loop carries past those barriers live in a
+// buffer of a value per thread.
+// CHECK-LABEL: func.func @mma
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK-DAG: %[[CARRIED:.*]] = memref.alloc() : memref<32xvector<2x2xf32>>
+// CHECK-DAG: %[[A:.*]] = memref.alloc() : memref<32x4x2xbf16>
+// CHECK-DAG: %[[B:.*]] = memref.alloc() : memref<32x2x2xbf16>
+// CHECK-DAG: %[[C:.*]] = memref.alloc() : memref<32x2x2xf32>
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[A]][
+// CHECK: scf.for
+// CHECK: memref.load %[[A]][
+// CHECK: memref.load %[[B]][
+// CHECK: arith.extf
+// CHECK: memref.store %{{.*}}, %[[CARRIED]][
+func.func @mma(%a: vector<4x2xbf16>, %b: vector<2x2xbf16>, %out: memref<32xvector<2x2xf32>>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %zero = arith.constant dense<0.0> : vector<2x2xf32>
+    %lane = arith.index_cast %tx : index to i32
+    %lanef = arith.sitofp %lane : i32 to f32
+    %start = vector.broadcast %lanef : f32 to vector<2x2xf32>
+    %sums = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %start) -> (vector<2x2xf32>) {
+      %d = nvgpu.mma.sync(%a, %b, %acc) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+      scf.yield %d : vector<2x2xf32>
+    }
+    memref.store %sums, %out[%tx] : memref<32xvector<2x2xf32>>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// mma.sync of another shape (m16n8k8) is not emulated.
+func.func @mma_other_shape(%a: vector<2x2xf16>, %b: vector<1x2xf16>, %c: vector<2x2xf16>, %out: memref<32xvector<2x2xf16>>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    // expected-error @+1 {{'nvgpu.mma.sync' op is emulated only as m16n8k16 with 16-bit inputs and f32 sums}}
+    %d = nvgpu.mma.sync(%a, %b, %c) {mmaShape = [16, 8, 8]} : (vector<2x2xf16>, vector<1x2xf16>, vector<2x2xf16>) -> vector<2x2xf16>
+    memref.store %d, %out[%tx] : memref<32xvector<2x2xf16>>
     gpu.terminator
   }
   return

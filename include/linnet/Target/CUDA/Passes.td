@@ -37,6 +37,34 @@ def LinnetCudaSelectLoweringConfig
   let dependentDialects = ["::linnet::LinnetDialect"];
 }
 
+def LinnetCudaVersionProducts
+    : Pass<"linnet-cuda-version-products", "mlir::func::FuncOp"> {
+  let summary = "Give a function's work from its first tensor-core product "
+                "of a run-time row count a second form for few rows";
+  let description = [{
+    Where a function's body holds a bf16 product the tensor cores would take
+    (TensorCoreMatmul.h) whose rows are a run-time count (a function every
+    entry calls, such as the mixture of experts', sees a prompt's tokens and
+    a decode step's one row), the ops from the first such product to the
+    return (with the fill of the product's accumulator) go into an
+    `scf.if` on that count: below 16 rows a copy in which every product of
+    a run-time row count is marked `linnet.few_rows`, which the tile
+    selection gives a warp reduction's tile (a decode step's GEMV at full
+    bandwidth; a prompt of a few tokens is served as well by them); else
+    the ops as they were, for the tensor cores. The rest of the body, not each product, is
+    versioned, so that what fuses with a product stays in its branch.
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t", "256",
+           "Threads of each block (the tensor cores' tile needs 4 warps)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def LinnetCudaCheckTarget : Pass<"linnet-cuda-check-target", "mlir::ModuleOp"> {
   let summary = "Check that the GPU and PTX version asked for can be compiled";
   let description = [{
@@ -62,17 +90,22 @@ def LinnetCudaEmulateLaunches
     work between barriers run for every thread before the next begins (a
     barrier's meaning), thread by thread; workgroup buffers are host
     buffers of the block; a value a thread keeps across a barrier is kept in
-    a buffer of a value per thread, and a `gpu.shuffle` (xor, a whole warp)
-    is an exchange through a buffer between two barriers. Only the
-    mapping's own forms are taken: a grid and a block in x, barriers and
-    shuffles only in code every thread runs alike, scalars alone kept across
-    barriers.
+    a buffer of a value per thread (so is a value a loop with barriers
+    carries from one iteration to the next), a `gpu.shuffle` (xor, a whole
+    warp) is an exchange through a buffer between two barriers, and so is
+    an `nvgpu.mma.sync` (m16n8k16, bf16 or f16 in, f32 sums): every lane's
+    fragments go to buffers of the block, and each lane computes its
+    accumulators from the fragments of the lanes that hold its rows of A
+    and its columns of B. Only the mapping's own forms are taken: a grid
+    and a block in x, barriers, shuffles and mma.sync only in code every
+    thread runs alike, scalars and vectors alone kept across barriers.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::ub::UBDialect",
+    "::mlir::vector::VectorDialect",
   ];
 }
 
@@ -105,7 +138,25 @@ def LinnetCudaMapDispatchRegions
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def LinnetCudaLowerBf16Mma : Pass<"linnet-cuda-lower-bf16-mma"> {
+  let summary = "Lower nvgpu.mma.sync on bf16 to nvvm.mma.sync";
+  let description = [{
+    MLIR 22's convert-nvgpu-to-nvvm takes `nvgpu.mma.sync` on f16, tf32,
+    i8 and f64 but fails on bf16 ("failed to deduce operand PTX types"),
+    which nvvm.mma.sync and PTX have. Here an m16n8k16 one with bf16
+    fragments (A vector<4x2xbf16>, B vector<2x2xbf16>, f32 accumulators)
+    becomes `nvvm.mma.sync` with each pair of bf16 packed in an i32
+    register, the first element in the low half, as PTX's mma takes them.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
     "::mlir::vector::VectorDialect",
   ];
 }

@@ -1,0 +1,355 @@
+//===- TensorCoreMatmul.cpp - matrix products on the tensor cores ---------===//
+//
+// A warp's 16 x 32 tile of a product, 16 of the reduced depth at a time:
+// each lane loads the elements of A and B its fragments hold (the layout of
+// PTX's mma.m16n8k16: lane l holds rows l / 4 and l / 4 + 8, depths
+// 2 (l % 4) + {0, 1, 8, 9}, columns l / 4 of B and 2 (l % 4) + {0, 1} of
+// the accumulators), then four mma.sync against one A fragment. Elements
+// past the product's edges load as zero and are not stored, so every lane
+// of a warp runs every mma.sync.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorCoreMatmul.h"
+
+#include "WarpReduction.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace linnet {
+
+namespace {
+
+/// Whether `value` is `arith.extf` of the bf16 block argument `argument`.
+bool isExtended(Value value, BlockArgument argument) {
+  auto extension = value.getDefiningOp<arith::ExtFOp>();
+  return extension && extension.getIn() == argument &&
+         argument.getType().isBF16();
+}
+
+/// Whether `op`'s body yields `out + extf(in0) * extf(in1)`, in any order.
+bool isProductBody(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  Value yielded = body->getTerminator()->getOperand(0);
+  auto add = yielded.getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  BlockArgument out = body->getArgument(2);
+  Value product = add.getLhs() == out   ? add.getRhs()
+                  : add.getRhs() == out ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return false;
+  BlockArgument lhs = body->getArgument(0), rhs = body->getArgument(1);
+  return (isExtended(mul.getLhs(), lhs) && isExtended(mul.getRhs(), rhs)) ||
+         (isExtended(mul.getLhs(), rhs) && isExtended(mul.getRhs(), lhs));
+}
+
+/// Of the loops `candidates`, the one of the largest extent (a dynamic one
+/// counts as the largest), the later on a tie; none if there are none.
+std::optional<unsigned> widest(ArrayRef<unsigned> candidates,
+                               ArrayRef<int64_t> ranges) {
+  std::optional<unsigned> best;
+  auto extent = [&](unsigned d) {
+    return ShapedType::isDynamic(ranges[d]) ? INT64_MAX : ranges[d];
+  };
+  for (unsigned d : candidates)
+    if (!best || extent(d) >= extent(*best))
+      best = d;
+  return best;
+}
+
+/// The indices of operand `operand` at loop indices `ivs` (its map is a
+/// projected permutation).
+SmallVector<Value> indicesOf(linalg::LinalgOp op, OpOperand &operand,
+                             ArrayRef<Value> ivs) {
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  SmallVector<Value> indices;
+  for (unsigned r = 0; r < map.getNumResults(); ++r)
+    indices.push_back(ivs[map.getDimPosition(r)]);
+  return indices;
+}
+
+/// The element of `operand` at loop indices `ivs` where `inBounds`, zero
+/// elsewhere.
+Value loadOrZero(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                 OpOperand &operand, ArrayRef<Value> ivs, Value inBounds) {
+  Type type = getElementTypeOrSelf(operand.get().getType());
+  SmallVector<Value> indices = indicesOf(op, operand, ivs);
+  auto load = scf::IfOp::create(
+      b, loc, inBounds,
+      [&](OpBuilder &then, Location at) {
+        Value element =
+            memref::LoadOp::create(then, at, operand.get(), indices);
+        scf::YieldOp::create(then, at, element);
+      },
+      [&](OpBuilder &otherwise, Location at) {
+        Value zero = arith::ConstantOp::create(otherwise, at, type,
+                                               otherwise.getZeroAttr(type));
+        scf::YieldOp::create(otherwise, at, zero);
+      });
+  return load.getResult(0);
+}
+
+} // namespace
+
+std::optional<TensorCoreMatmul> matchTensorCoreMatmul(linalg::LinalgOp op,
+                                                      int64_t threadsPerBlock) {
+  if (threadsPerBlock <= 0 ||
+      threadsPerBlock % (kBlockRowWarps * kWarpSize) != 0)
+    return std::nullopt;
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 1 || op->hasAttr(kFewRowsAttrName))
+    return std::nullopt;
+  OpOperand *inputs[2] = {op.getDpsInputOperand(0), op.getDpsInputOperand(1)};
+  OpOperand *output = op.getDpsInitOperand(0);
+  for (OpOperand *input : inputs) {
+    auto type = dyn_cast<ShapedType>(input->get().getType());
+    if (!type || type.getRank() == 0 || !type.getElementType().isBF16())
+      return std::nullopt;
+  }
+  if (!getElementTypeOrSelf(output->get().getType()).isF32() ||
+      !isProductBody(op))
+    return std::nullopt;
+  for (OpOperand &operand : op->getOpOperands())
+    if (!op.getMatchingIndexingMap(&operand).isProjectedPermutation())
+      return std::nullopt;
+
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  AffineMap maps[2] = {op.getMatchingIndexingMap(inputs[0]),
+                       op.getMatchingIndexingMap(inputs[1])};
+  AffineMap outMap = op.getMatchingIndexingMap(output);
+  std::optional<unsigned> k;
+  SmallVector<unsigned> only[2];
+  for (unsigned d = 0; d < iterators.size(); ++d) {
+    bool used[2] = {maps[0].isFunctionOfDim(d), maps[1].isFunctionOfDim(d)};
+    if (iterators[d] == utils::IteratorType::reduction) {
+      k = d;
+      if (!used[0] || !used[1])
+        return std::nullopt;
+      continue;
+    }
+    if (!outMap.isFunctionOfDim(d))
+      return std::nullopt;
+    for (unsigned i = 0; i < 2; ++i)
+      if (used[i] && !used[1 - i])
+        only[i].push_back(d);
+  }
+  if (ShapedType::isDynamic(ranges[*k]) || ranges[*k] == 0 ||
+      ranges[*k] % kMmaDepth != 0)
+    return std::nullopt;
+  std::optional<unsigned> sides[2] = {widest(only[0], ranges),
+                                      widest(only[1], ranges)};
+  if (!sides[0] || !sides[1])
+    return std::nullopt;
+  // The rows are the wider side (a prompt's tokens rather than a weight's
+  // outputs); a product with a side narrower than an mma's (a decode
+  // step's one row) is a warp reduction's.
+  auto atLeast = [&](unsigned d, int64_t size) {
+    return ShapedType::isDynamic(ranges[d]) || ranges[d] >= size;
+  };
+  unsigned lhs = widest({*sides[0], *sides[1]}, ranges) == *sides[0] ? 0 : 1;
+  unsigned m = *sides[lhs], n = *sides[1 - lhs];
+  if (!atLeast(m, kMmaRows) || !atLeast(n, kMmaColumns))
+    return std::nullopt;
+  return TensorCoreMatmul{m, n, *k, lhs, 1 - lhs};
+}
+
+SmallVector<int64_t> tensorCoreBlockTile(linalg::LinalgOp op,
+                                         const TensorCoreMatmul &matmul,
+                                         int64_t threadsPerBlock) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> tile(ranges.size(), 1);
+  tile[matmul.k] = 0;
+  tile[matmul.m] = kBlockRowWarps * kMmaRows;
+  tile[matmul.n] =
+      threadsPerBlock / kWarpSize / kBlockRowWarps * kWarpTileColumns;
+  for (unsigned d : {matmul.m, matmul.n})
+    if (!ShapedType::isDynamic(ranges[d]))
+      tile[d] = std::min(tile[d], ranges[d]);
+  return tile;
+}
+
+LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
+                                 const TensorCoreMatmul &matmul, Value thread,
+                                 Value threads) {
+  Location loc = op.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  OpBuilder &b = rewriter;
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  auto add = [&](Value lhs, Value rhs) -> Value {
+    return arith::AddIOp::create(b, loc, lhs, rhs);
+  };
+  auto mul = [&](Value lhs, int64_t rhs) -> Value {
+    return arith::MulIOp::create(b, loc, lhs, constant(rhs));
+  };
+  auto below = [&](Value lhs, Value rhs) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lhs, rhs);
+  };
+  auto both = [&](Value lhs, Value rhs) -> Value {
+    return arith::AndIOp::create(b, loc, lhs, rhs);
+  };
+
+  SmallVector<Value> extents;
+  for (Range range : op.createLoopRanges(rewriter, loc))
+    extents.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+  int64_t depth = op.getStaticLoopRanges()[matmul.k];
+  Value rows = extents[matmul.m], columns = extents[matmul.n];
+  Value warpSize = constant(kWarpSize);
+  Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
+  Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
+  Value warps = arith::DivUIOp::create(b, loc, threads, warpSize);
+  Value group = arith::DivUIOp::create(b, loc, lane, constant(4));
+  Value quad = arith::RemUIOp::create(b, loc, lane, constant(4));
+
+  // The warps' tiles: every other parallel loop's index, then a 16-row and
+  // a 32-column index (neighbouring warps share their rows of A).
+  SmallVector<unsigned> others;
+  SmallVector<Value> counts;
+  for (unsigned d = 0; d < extents.size(); ++d)
+    if (d != matmul.m && d != matmul.n && d != matmul.k) {
+      others.push_back(d);
+      counts.push_back(extents[d]);
+    }
+  counts.push_back(
+      arith::CeilDivUIOp::create(b, loc, rows, constant(kMmaRows)));
+  counts.push_back(
+      arith::CeilDivUIOp::create(b, loc, columns, constant(kWarpTileColumns)));
+  Value total = constant(1);
+  for (Value count : counts)
+    total = arith::MulIOp::create(b, loc, total, count);
+  auto tiles = scf::ForOp::create(b, loc, constant(0), total, warps);
+  b.setInsertionPointToStart(tiles.getBody());
+  Value tileIndex = add(tiles.getInductionVar(), warp);
+  Value valid = below(tileIndex, total);
+  Value clamped =
+      arith::SelectOp::create(b, loc, valid, tileIndex, constant(0));
+  ValueRange position =
+      affine::AffineDelinearizeIndexOp::create(b, loc, clamped, counts,
+                                               /*hasOuterBound=*/true)
+          .getResults();
+  SmallVector<Value> base(extents.size(), constant(0));
+  for (auto [d, index] : llvm::zip(others, position))
+    base[d] = index;
+  Value firstRow = mul(position[others.size()], kMmaRows);
+  Value firstColumn = mul(position[others.size() + 1], kWarpTileColumns);
+
+  // This lane's rows (of A and the accumulators), the columns of its
+  // accumulators and of B, and whether each lies inside the product.
+  Value laneRows[2], rowInside[2];
+  for (int64_t half = 0; half < 2; ++half) {
+    laneRows[half] = add(add(firstRow, group), constant(8 * half));
+    rowInside[half] = both(valid, below(laneRows[half], rows));
+  }
+  constexpr int64_t kParts = kWarpTileColumns / kMmaColumns;
+  Value sumColumns[kParts][2], sumColumnInside[kParts][2];
+  Value bColumns[kParts], bColumnInside[kParts];
+  for (int64_t part = 0; part < kParts; ++part) {
+    Value partColumn = add(firstColumn, constant(kMmaColumns * part));
+    for (int64_t pair = 0; pair < 2; ++pair) {
+      sumColumns[part][pair] =
+          add(add(partColumn, mul(quad, 2)), constant(pair));
+      sumColumnInside[part][pair] = below(sumColumns[part][pair], columns);
+    }
+    bColumns[part] = add(partColumn, group);
+    bColumnInside[part] = both(valid, below(bColumns[part], columns));
+  }
+
+  OpOperand &lhs = *op.getDpsInputOperand(matmul.lhs);
+  OpOperand &rhs = *op.getDpsInputOperand(matmul.rhs);
+  OpOperand &out = *op.getDpsInitOperand(0);
+  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
+  auto sumsType = VectorType::get({2, 2}, f32);
+  auto outIvs = [&](int64_t part, int64_t half, int64_t pair) {
+    SmallVector<Value> ivs = base;
+    ivs[matmul.m] = laneRows[half];
+    ivs[matmul.n] = sumColumns[part][pair];
+    return ivs;
+  };
+  auto outInside = [&](int64_t part, int64_t half, int64_t pair) {
+    return both(rowInside[half], sumColumnInside[part][pair]);
+  };
+
+  // The accumulators start from the output (its fill, or sums so far).
+  SmallVector<Value> sums;
+  for (int64_t part = 0; part < kParts; ++part) {
+    SmallVector<Value> elements;
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t pair = 0; pair < 2; ++pair)
+        elements.push_back(loadOrZero(b, loc, op, out, outIvs(part, half, pair),
+                                      outInside(part, half, pair)));
+    sums.push_back(vector::FromElementsOp::create(b, loc, sumsType, elements));
+  }
+
+  auto steps = scf::ForOp::create(b, loc, constant(0), constant(depth),
+                                  constant(kMmaDepth), sums);
+  b.setInsertionPointToStart(steps.getBody());
+  Value step = steps.getInductionVar();
+  Value laneDepth = add(step, mul(quad, 2));
+  // A: registers 0..3 hold rows (group, group + 8, group, group + 8) at
+  // depths (0, 0, 8, 8) past the lane's.
+  SmallVector<Value> aElements;
+  for (int64_t reg = 0; reg < 4; ++reg)
+    for (int64_t pair = 0; pair < 2; ++pair) {
+      SmallVector<Value> ivs = base;
+      ivs[matmul.m] = laneRows[reg % 2];
+      ivs[matmul.k] = add(laneDepth, constant(8 * (reg / 2) + pair));
+      aElements.push_back(loadOrZero(b, loc, op, lhs, ivs, rowInside[reg % 2]));
+    }
+  Value a = vector::FromElementsOp::create(
+      b, loc, VectorType::get({4, 2}, bf16), aElements);
+  SmallVector<Value> next;
+  for (int64_t part = 0; part < kParts; ++part) {
+    // B: registers 0..1 hold column `group` at depths 0 and 8 past the
+    // lane's.
+    SmallVector<Value> bElements;
+    for (int64_t reg = 0; reg < 2; ++reg)
+      for (int64_t pair = 0; pair < 2; ++pair) {
+        SmallVector<Value> ivs = base;
+        ivs[matmul.n] = bColumns[part];
+        ivs[matmul.k] = add(laneDepth, constant(8 * reg + pair));
+        bElements.push_back(
+            loadOrZero(b, loc, op, rhs, ivs, bColumnInside[part]));
+      }
+    Value bFragment = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2, 2}, bf16), bElements);
+    next.push_back(nvgpu::MmaSyncOp::create(
+        b, loc, a, bFragment, steps.getRegionIterArg(part),
+        b.getI64ArrayAttr({kMmaRows, kMmaColumns, kMmaDepth})));
+  }
+  scf::YieldOp::create(b, loc, next);
+
+  b.setInsertionPointAfter(steps);
+  for (int64_t part = 0; part < kParts; ++part)
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t pair = 0; pair < 2; ++pair) {
+        SmallVector<Value> indices =
+            indicesOf(op, out, outIvs(part, half, pair));
+        Value sum = steps.getResult(part);
+        scf::IfOp::create(b, loc, outInside(part, half, pair),
+                          [&](OpBuilder &then, Location at) {
+                            Value element = vector::ExtractOp::create(
+                                then, at, sum, ArrayRef<int64_t>{half, pair});
+                            memref::StoreOp::create(then, at, element,
+                                                    out.get(), indices);
+                            scf::YieldOp::create(then, at);
+                          });
+      }
+  rewriter.eraseOp(op);
+  return success();
+}
+
+} // namespace linnet
