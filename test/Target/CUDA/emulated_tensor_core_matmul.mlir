@@ -4,7 +4,8 @@
 // w[24, 32] with the weights as the first input. Each warp's mma.sync runs
 // as an exchange of the lanes' fragments between barriers, and the sums a
 // warp carries over the reduced depth in buffers of a value per thread.
-// Exact integers (test/Target/CUDA/tensor_core_products.py computes them).
+// Exact integers (each input's formula is above its function; numpy's
+// matmul of the same integers gives the values checked).
 // RUN: linnet-opt %s --linnet-cuda-pipeline="stop-after=linalg" | FileCheck %s --check-prefix=TILES
 // RUN: linnet-opt %s --linnet-cuda-pipeline="stop-after=kernels" | FileCheck %s --check-prefix=GPU
 // RUN: linnet-opt %s --linnet-cuda-pipeline="device=emulated" | %mlir_runner | FileCheck %s
