@@ -129,13 +129,10 @@ bool hasTensorSemantics(Operation *op) {
          llvm::none_of(op->getOperandTypes(), isBuffer);
 }
 
-/// Whether the tile `slice` takes may hold more than `maxBytes` (0: no
-/// limit): a size of a constant bound beyond it. One of no constant bound is
-/// not refused here (it may bufferize into its consumer's tile).
-bool exceedsTileBytes(tensor::ExtractSliceOp slice, int64_t maxBytes) {
-  if (maxBytes <= 0)
-    return false;
-  int64_t bytes = slice.getResultType().getElementTypeBitWidth() / 8;
+/// The most elements the tile `slice` takes: none where a size has no
+/// constant bound.
+std::optional<int64_t> boundedElements(tensor::ExtractSliceOp slice) {
+  int64_t elements = 1;
   for (OpFoldResult size : slice.getMixedSizes()) {
     std::optional<int64_t> extent = getConstantIntValue(size);
     if (!extent) {
@@ -143,12 +140,97 @@ bool exceedsTileBytes(tensor::ExtractSliceOp slice, int64_t maxBytes) {
           presburger::BoundType::UB, cast<Value>(size),
           /*stopCondition=*/nullptr, /*closedUB=*/true);
       if (failed(bound))
-        return false;
+        return std::nullopt;
       extent = *bound;
     }
-    bytes *= *extent;
+    elements *= *extent;
   }
-  return bytes > maxBytes;
+  return elements;
+}
+
+/// Whether the tile `slice` takes may hold more than `maxBytes` (0: no
+/// limit): it has a constant bound beyond it. One of no constant bound is
+/// not refused here (it may bufferize into its consumer's tile).
+bool exceedsTileBytes(tensor::ExtractSliceOp slice, int64_t maxBytes) {
+  if (maxBytes <= 0)
+    return false;
+  std::optional<int64_t> elements = boundedElements(slice);
+  return elements &&
+         *elements * (slice.getResultType().getElementTypeBitWidth() / 8) >
+             maxBytes;
+}
+
+/// How many tiles of the region around `slice` (an `scf.forall`) read the
+/// same part of what it slices: the iterations of the induction variables
+/// its offsets do not depend on (none for a run-time count). A reduction
+/// fused there is computed again, whole, by each of them.
+std::optional<int64_t> tilesReadingAlike(tensor::ExtractSliceOp slice) {
+  auto forall = slice->getParentOfType<scf::ForallOp>();
+  if (!forall)
+    return 1;
+  llvm::SmallPtrSet<Value, 4> used;
+  SmallVector<Value> worklist;
+  llvm::SmallPtrSet<Operation *, 16> visited;
+  for (OpFoldResult offset : slice.getMixedOffsets())
+    if (auto value = dyn_cast<Value>(offset))
+      worklist.push_back(value);
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      if (argument.getOwner()->getParentOp() == forall)
+        used.insert(argument);
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (!def || !forall->isAncestor(def) || !visited.insert(def).second)
+      continue;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  int64_t alike = 1;
+  for (auto [iv, lb, ub, step] :
+       llvm::zip_equal(forall.getInductionVars(), forall.getMixedLowerBound(),
+                       forall.getMixedUpperBound(), forall.getMixedStep())) {
+    if (used.contains(iv))
+      continue;
+    std::optional<int64_t> low = getConstantIntValue(lb),
+                           high = getConstantIntValue(ub),
+                           stride = getConstantIntValue(step);
+    if (!low || !high || !stride)
+      return std::nullopt;
+    alike *= llvm::divideCeil(*high - *low, *stride);
+  }
+  return alike;
+}
+
+/// The most iterations a region may spend computing again, in tiles that
+/// read the same part, a reduction fused into it. A shared expert's gate
+/// (a sum over 2048 elements for one output) in each of 256 tiles of a
+/// hidden row (524288) is cheaper than a kernel of its own; its gate and
+/// up projections (2048 x 512 each) in each of them, or the final norm's
+/// sum in each of the LM head's 31040 tiles, are not.
+constexpr int64_t kMaxRecomputedIterations = int64_t(1) << 20;
+
+/// Whether fusing the reduction `producer` at `slice` would compute it again
+/// in more iterations than that (or in a number not known here).
+bool recomputesTooMuch(tensor::ExtractSliceOp slice,
+                       linalg::LinalgOp producer) {
+  std::optional<int64_t> alike = tilesReadingAlike(slice);
+  if (alike && *alike == 1)
+    return false;
+  std::optional<int64_t> elements = boundedElements(slice);
+  if (!alike || !elements)
+    return true;
+  int64_t iterations = *alike * *elements;
+  SmallVector<int64_t> ranges = producer.getStaticLoopRanges();
+  for (auto [range, iterator] :
+       llvm::zip_equal(ranges, producer.getIteratorTypesArray())) {
+    if (iterator != utils::IteratorType::reduction)
+      continue;
+    if (ShapedType::isDynamic(range))
+      return true;
+    iterations *= range;
+  }
+  return iterations > kMaxRecomputedIterations;
 }
 
 /// Tiles `root` with an `scf.forall` and fuses its region's producers (a
@@ -181,8 +263,12 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
   options.setFusionControlFn(
       [&](tensor::ExtractSliceOp slice, OpResult producer,
           bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (fusible.contains(producer.getOwner()) &&
-            !exceedsTileBytes(slice, maxFusedTileBytes))
+        Operation *owner = producer.getOwner();
+        if (fusible.contains(owner) &&
+            !exceedsTileBytes(slice, maxFusedTileBytes) &&
+            !(fuseReductions &&
+              cast<linalg::LinalgOp>(owner).getNumReductionLoops() > 0 &&
+              recomputesTooMuch(slice, cast<linalg::LinalgOp>(owner))))
           return scf::SCFTileAndFuseOptions::ControlFnResult{};
         return std::nullopt;
       });

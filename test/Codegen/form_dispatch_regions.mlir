@@ -10,6 +10,7 @@
 // max-fused-tile-bytes a producer of a larger tile stays out.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks}))" | FileCheck %s --check-prefix=GPU
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks max-fused-tile-bytes=32768}))" | FileCheck %s --check-prefix=LIMIT
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks},canonicalize))" | FileCheck %s --check-prefix=RECOMPUTE
 
 // CHECK-LABEL: func.func @matmul
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 96) step (64, 32)
@@ -236,4 +237,88 @@ func.func @scaled_product_row(%x: tensor<128x4096xbf16>, %w: tensor<64x4096xbf16
     linalg.yield %t : bf16
   } -> tensor<128x64xbf16>
   return %r : tensor<128x64xbf16>
+}
+
+// With fuse-reductions a reduction joins a region only where the tiles that
+// read the same part of it (and so each compute it whole again) spend at
+// most 2^20 iterations on it: a norm's sum of 2048 squares under each of
+// 1024 tiles of a GEMV's rounding (2^21) is a region of its own, under each
+// of 8 tiles (2^14) it joins. The scaling that reads it joins either way.
+// (Canonicalization then drops the producers' originals, left without users.)
+// RECOMPUTE-LABEL: func.func @norm_into_gemv(
+// RECOMPUTE: scf.forall (%{{.*}}) in (1)
+// RECOMPUTE: arith.mulf %[[IN:.*]], %[[IN]] : f32
+// RECOMPUTE: scf.forall (%{{.*}}, %{{.*}}) in (1, 1024)
+// RECOMPUTE-NOT: arith.mulf %[[IN2:.*]], %[[IN2]] : f32
+// RECOMPUTE: arith.divf
+// RECOMPUTE: "reduction"
+// RECOMPUTE: arith.truncf
+// RECOMPUTE-LABEL: func.func @norm_into_gemv_wide(
+// RECOMPUTE: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 64) step (1, 8)
+// RECOMPUTE: arith.mulf %[[IN3:.*]], %[[IN3]] : f32
+// RECOMPUTE: arith.divf
+// RECOMPUTE: "reduction"
+// RECOMPUTE: arith.truncf
+// RECOMPUTE-NOT: scf.forall (
+// RECOMPUTE: return
+#rk1 = affine_map<(r, k) -> (r, k)>
+#r1 = affine_map<(r, k) -> (r)>
+#x4 = affine_map<(r, n, k) -> (r, k)>
+#w4 = affine_map<(r, n, k) -> (n, k)>
+#y4 = affine_map<(r, n, k) -> (r, n)>
+#rn1 = affine_map<(r, n) -> (r, n)>
+func.func @norm_into_gemv(%x: tensor<1x2048xf32>, %w: tensor<1024x2048xf32>, %acc0: tensor<1xf32>, %acc: tensor<1x1024xf32>) -> tensor<1x1024xbf16> {
+  %ss = linalg.generic {indexing_maps = [#rk1, #r1], iterator_types = ["parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 0], reduction = [0, 0], vector = [0, 0]>} ins(%x : tensor<1x2048xf32>) outs(%acc0 : tensor<1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    %s = arith.addf %m, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<1xf32>
+  %e = tensor.empty() : tensor<1x2048xf32>
+  %xn = linalg.generic {indexing_maps = [#rk1, #r1, #rk1], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 256], reduction = [0, 0], vector = [0, 0]>} ins(%x, %ss : tensor<1x2048xf32>, tensor<1xf32>) outs(%e : tensor<1x2048xf32>) {
+  ^bb0(%a: f32, %n: f32, %o: f32):
+    %q = arith.divf %a, %n : f32
+    linalg.yield %q : f32
+  } -> tensor<1x2048xf32>
+  %y = linalg.generic {indexing_maps = [#x4, #w4, #y4], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>} ins(%xn, %w : tensor<1x2048xf32>, tensor<1024x2048xf32>) outs(%acc : tensor<1x1024xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1024xf32>
+  %eb = tensor.empty() : tensor<1x1024xbf16>
+  %r = linalg.generic {indexing_maps = [#rn1, #rn1], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 1], reduction = [0, 0], vector = [0, 0]>} ins(%y : tensor<1x1024xf32>) outs(%eb : tensor<1x1024xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<1x1024xbf16>
+  return %r : tensor<1x1024xbf16>
+}
+
+func.func @norm_into_gemv_wide(%x: tensor<1x2048xf32>, %w: tensor<64x2048xf32>, %acc0: tensor<1xf32>, %acc: tensor<1x64xf32>) -> tensor<1x64xbf16> {
+  %ss = linalg.generic {indexing_maps = [#rk1, #r1], iterator_types = ["parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 0], reduction = [0, 0], vector = [0, 0]>} ins(%x : tensor<1x2048xf32>) outs(%acc0 : tensor<1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    %s = arith.addf %m, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<1xf32>
+  %e = tensor.empty() : tensor<1x2048xf32>
+  %xn = linalg.generic {indexing_maps = [#rk1, #r1, #rk1], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 256], reduction = [0, 0], vector = [0, 0]>} ins(%x, %ss : tensor<1x2048xf32>, tensor<1xf32>) outs(%e : tensor<1x2048xf32>) {
+  ^bb0(%a: f32, %n: f32, %o: f32):
+    %q = arith.divf %a, %n : f32
+    linalg.yield %q : f32
+  } -> tensor<1x2048xf32>
+  %y = linalg.generic {indexing_maps = [#x4, #w4, #y4], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 8, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>} ins(%xn, %w : tensor<1x2048xf32>, tensor<64x2048xf32>) outs(%acc : tensor<1x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x64xf32>
+  %eb = tensor.empty() : tensor<1x64xbf16>
+  %r = linalg.generic {indexing_maps = [#rn1, #rn1], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 8], reduction = [0, 0], vector = [0, 0]>} ins(%y : tensor<1x64xf32>) outs(%eb : tensor<1x64xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<1x64xbf16>
+  return %r : tensor<1x64xbf16>
 }

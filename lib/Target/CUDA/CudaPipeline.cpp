@@ -62,6 +62,7 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   addCleanup(funcPm);
   funcPm.addPass(createLinnetCodegenPrepare());
   funcPm.addPass(createLinnetCodegenWriteStatesInPlace());
+  funcPm.addPass(createLinnetCudaFoldKeepdimReshapes());
   LinnetCudaVersionProductsOptions versions;
   versions.threadsPerBlock = options.threadsPerBlock;
   funcPm.addPass(createLinnetCudaVersionProducts(versions));

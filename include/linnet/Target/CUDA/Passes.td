@@ -65,6 +65,25 @@ def LinnetCudaVersionProducts
   ];
 }
 
+def LinnetCudaFoldKeepdimReshapes
+    : Pass<"linnet-cuda-fold-keepdim-reshapes", "mlir::func::FuncOp"> {
+  let summary = "Fold the reshape of a reduction's kept axis into the "
+                "reduction";
+  let description = [{
+    A reduction that keeps its axis (`keepdim = true`: a norm's mean, a
+    softmax's max and sum) is a linalg reduction to [R] and a
+    `tensor.expand_shape` to [R, 1]. Here that reshape is folded into the
+    reduction by linalg's fold-reshape-by-expansion patterns (the unit
+    axis a loop of the reduction), and only that reshape: with the reduction
+    adjacent to the elementwise op that reads it, the reader's dispatch
+    region can take it (fuse-reductions), a kernel fewer.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def LinnetCudaCheckTarget : Pass<"linnet-cuda-check-target", "mlir::ModuleOp"> {
   let summary = "Check that the GPU and PTX version asked for can be compiled";
   let description = [{
