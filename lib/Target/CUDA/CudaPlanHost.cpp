@@ -3,8 +3,9 @@
 // After the mapping, the host side of a function still does three things a
 // GPU cannot leave to the host as they are:
 // - it copies buffers (`memref.copy`, from bufferization: the states an
-//   entry writes back). On a GPU those bytes are device memory, so each copy
-//   becomes a kernel of its own, one element per thread;
+//   entry writes back). On a GPU those bytes are device memory, so copies
+//   become kernels, one element per thread, one kernel for a run of
+//   independent copies;
 // - it keeps small bookkeeping arrays (the deallocation helper's pointer
 //   lists) in heap buffers, which would be device allocations; those of
 //   static size in a function's body become stack buffers;
@@ -22,6 +23,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -70,33 +72,132 @@ bool hostOnly(Value value) {
 
 // --- Copies as kernels ----------------------------------------------------
 
-/// `copy` as a `gpu.launch` of one thread per element, `threadsPerBlock` in
-/// a block, named `name`.
-void copyAsKernel(RewriterBase &rewriter, memref::CopyOp copy,
-                  int64_t threadsPerBlock, StringRef name) {
-  Location loc = copy.getLoc();
-  rewriter.setInsertionPoint(copy);
+/// Whether `a` and `b` may share an element. Views of different buffers do
+/// not (distinct allocations, or distinct arguments of an entry, which the
+/// runtime gives distinct buffers; a private function's arguments may be
+/// one buffer twice); subviews of one value only where ValueBounds cannot
+/// tell their slices apart.
+bool mayOverlap(Value a, Value b, bool distinctArguments) {
+  Value rootA = rootOf(a), rootB = rootOf(b);
+  if (rootA != rootB)
+    return isa<BlockArgument>(rootA) && isa<BlockArgument>(rootB) &&
+           !distinctArguments;
+  auto viewA = a.getDefiningOp<memref::SubViewOp>();
+  auto viewB = b.getDefiningOp<memref::SubViewOp>();
+  if (!viewA || !viewB || viewA.getSource() != viewB.getSource())
+    return true;
+  FailureOr<bool> overlapping = ValueBoundsConstraintSet::areOverlappingSlices(
+      a.getContext(), HyperrectangularSlice(viewA),
+      HyperrectangularSlice(viewB));
+  return failed(overlapping) || *overlapping;
+}
+
+/// Whether `copy` may join `group` in one kernel, whose threads copy their
+/// elements in no order: nothing one writes another reads or writes.
+bool independent(ArrayRef<memref::CopyOp> group, memref::CopyOp copy,
+                 bool distinctArguments) {
+  return llvm::none_of(group, [&](memref::CopyOp other) {
+    return mayOverlap(copy.getTarget(), other.getSource(), distinctArguments) ||
+           mayOverlap(copy.getTarget(), other.getTarget(), distinctArguments) ||
+           mayOverlap(other.getTarget(), copy.getSource(), distinctArguments);
+  });
+}
+
+/// The most bytes of buffer descriptors one copy kernel takes as parameters:
+/// PTX before 8.1 allows 4352 bytes of them (ptxas: "uses too much
+/// parameter space"), and the kernel takes sizes besides.
+constexpr int64_t kMaxCopyParameterBytes = 3072;
+
+/// The bytes of a kernel parameter for `copy`'s two buffers: each a
+/// descriptor of two pointers, an offset, and a size and a stride a
+/// dimension.
+int64_t parameterBytes(memref::CopyOp copy) {
+  int64_t rank = cast<MemRefType>(copy.getSource().getType()).getRank();
+  return 2 * 8 * (3 + 2 * rank);
+}
+
+/// The host's copies of `func` in groups: copies of one block with only
+/// ops free of memory effects (views, sizes, arithmetic) or allocations
+/// between them,
+/// independent of each other, as many as a kernel's parameters hold. A
+/// group is one kernel (the 30 conv histories a decode step writes back:
+/// two launches, not 30).
+SmallVector<SmallVector<memref::CopyOp>> groupCopies(func::FuncOp func) {
+  bool distinctArguments = func.isPublic();
+  SmallVector<SmallVector<memref::CopyOp>> groups;
+  Operation *lastCopy = nullptr;
+  int64_t groupBytes = 0;
+  func.walk([&](memref::CopyOp copy) {
+    if (insideLaunch(copy))
+      return;
+    bool adjacent = lastCopy && lastCopy->getBlock() == copy->getBlock();
+    for (Operation *op = lastCopy; adjacent && op != copy.getOperation();
+         op = op->getNextNode())
+      if (op != lastCopy && !isa<memref::AllocOp>(op) &&
+          (op->getNumRegions() != 0 || !isMemoryEffectFree(op)))
+        adjacent = false;
+    int64_t bytes = parameterBytes(copy);
+    if (adjacent && groupBytes + bytes <= kMaxCopyParameterBytes &&
+        independent(groups.back(), copy, distinctArguments)) {
+      groups.back().push_back(copy);
+      groupBytes += bytes;
+    } else {
+      groups.push_back({copy});
+      groupBytes = bytes;
+    }
+    lastCopy = copy;
+  });
+  return groups;
+}
+
+/// The elements of `copy`'s buffers.
+SmallVector<Value> copySizes(OpBuilder &b, Location loc, memref::CopyOp copy) {
   auto type = cast<MemRefType>(copy.getSource().getType());
   SmallVector<Value> sizes;
   for (int64_t d = 0; d < type.getRank(); ++d)
     sizes.push_back(
-        memref::DimOp::create(rewriter, loc, copy.getSource(), d).getResult());
-  if (type.hasStaticShape() && type.getNumElements() == 0) {
-    rewriter.eraseOp(copy);
+        memref::DimOp::create(b, loc, copy.getSource(), d).getResult());
+  return sizes;
+}
+
+/// `copies` (a group) as one `gpu.launch` of a thread per element,
+/// `threadsPerBlock` in a block, named `name`, at the last copy: thread i
+/// copies element i of them all, in the copies' order.
+void copiesAsKernel(RewriterBase &rewriter, ArrayRef<memref::CopyOp> copies,
+                    int64_t threadsPerBlock, StringRef name) {
+  memref::CopyOp last = copies.back();
+  Location loc = memref::CopyOp(copies.front()).getLoc();
+  rewriter.setInsertionPoint(last);
+  // Copy i's elements are threads ends[i - 1] .. ends[i] - 1.
+  SmallVector<SmallVector<Value>> sizes;
+  SmallVector<Value> ends;
+  bool empty = true;
+  for (memref::CopyOp copy : copies) {
+    sizes.push_back(copySizes(rewriter, loc, copy));
+    auto type = cast<MemRefType>(copy.getSource().getType());
+    empty &= type.hasStaticShape() && type.getNumElements() == 0;
+    Value count = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    for (Value size : sizes.back())
+      count = arith::MulIOp::create(rewriter, loc, count, size);
+    ends.push_back(ends.empty() ? count
+                                : arith::AddIOp::create(rewriter, loc,
+                                                        ends.back(), count));
+  }
+  Value total = ends.back();
+  if (empty) {
+    for (memref::CopyOp copy : copies)
+      rewriter.eraseOp(copy);
     return;
   }
-  Value count = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  for (Value size : sizes)
-    count = arith::MulIOp::create(rewriter, loc, count, size);
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value threads =
       arith::ConstantIndexOp::create(rewriter, loc, threadsPerBlock);
   // A grid of no blocks is not a launch the driver takes.
   Value any = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
-                                    count, zero);
+                                    total, zero);
   auto guard = scf::IfOp::create(rewriter, loc, any, /*withElse=*/false);
   rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
-  Value blocks = arith::CeilDivUIOp::create(rewriter, loc, count, threads);
+  Value blocks = arith::CeilDivUIOp::create(rewriter, loc, total, threads);
   auto launch = linnet::createNamedLaunch(rewriter, loc, blocks, threads,
                                           TypeRange{}, name);
   rewriter.setInsertionPoint(launch.getBody().front().getTerminator());
@@ -104,22 +205,37 @@ void copyAsKernel(RewriterBase &rewriter, memref::CopyOp copy,
       arith::MulIOp::create(rewriter, loc, launch.getBlockIds().x, threads);
   Value linear =
       arith::AddIOp::create(rewriter, loc, first, launch.getThreadIds().x);
-  Value inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
-                                       linear, count);
-  auto element = scf::IfOp::create(rewriter, loc, inside, /*withElse=*/false);
-  rewriter.setInsertionPoint(element.thenBlock()->getTerminator());
-  SmallVector<Value> indices;
-  if (sizes.size() == 1)
-    indices.push_back(linear);
-  else if (sizes.size() > 1)
-    llvm::append_range(indices, affine::AffineDelinearizeIndexOp::create(
-                                    rewriter, loc, linear, ValueRange(sizes),
-                                    /*hasOuterBound=*/true)
-                                    .getResults());
-  Value value =
-      memref::LoadOp::create(rewriter, loc, copy.getSource(), indices);
-  memref::StoreOp::create(rewriter, loc, value, copy.getTarget(), indices);
-  rewriter.eraseOp(copy);
+  for (auto [i, copy] : llvm::enumerate(copies)) {
+    OpBuilder::InsertionGuard copyGuard(rewriter);
+    Value inside = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ult, linear, ends[i]);
+    if (i > 0)
+      inside = arith::AndIOp::create(
+          rewriter, loc,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge,
+                                linear, ends[i - 1]),
+          inside);
+    auto element = scf::IfOp::create(rewriter, loc, inside, /*withElse=*/false);
+    rewriter.setInsertionPoint(element.thenBlock()->getTerminator());
+    Value offset =
+        i == 0 ? linear
+               : arith::SubIOp::create(rewriter, loc, linear, ends[i - 1]);
+    SmallVector<Value> indices;
+    if (sizes[i].size() == 1)
+      indices.push_back(offset);
+    else if (sizes[i].size() > 1)
+      llvm::append_range(indices,
+                         affine::AffineDelinearizeIndexOp::create(
+                             rewriter, loc, offset, ValueRange(sizes[i]),
+                             /*hasOuterBound=*/true)
+                             .getResults());
+    memref::CopyOp each = copy;
+    Value value =
+        memref::LoadOp::create(rewriter, loc, each.getSource(), indices);
+    memref::StoreOp::create(rewriter, loc, value, each.getTarget(), indices);
+  }
+  for (memref::CopyOp copy : copies)
+    rewriter.eraseOp(copy);
 }
 
 // --- Bookkeeping on the stack ---------------------------------------------
@@ -330,18 +446,14 @@ struct CudaPlanHostPass
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      SmallVector<memref::CopyOp> copies;
-      func.walk([&](memref::CopyOp copy) {
-        if (!insideLaunch(copy))
-          copies.push_back(copy);
-      });
+      SmallVector<SmallVector<memref::CopyOp>> groups = groupCopies(func);
       // Copy kernels are numbered on from the function's mapped regions.
       unsigned mapped = 0;
       func.walk([&](gpu::LaunchOp) { ++mapped; });
-      for (auto [index, copy] : llvm::enumerate(copies))
-        copyAsKernel(
-            rewriter, copy, threadsPerBlock,
-            linnet::kernelName(func, mapped + index, "copy", copy.getLoc()));
+      for (auto [index, group] : llvm::enumerate(groups))
+        copiesAsKernel(rewriter, group, threadsPerBlock,
+                       linnet::kernelName(func, mapped + index, "copy",
+                                          group.front().getLoc()));
       bookkeepingOnStack(rewriter, func);
     }
     if (!synchronize)

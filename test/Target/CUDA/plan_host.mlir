@@ -1,11 +1,12 @@
 // linnet-cuda-plan-host alone: a host copy becomes a kernel of one thread
-// per element (guarded against an empty grid); a bookkeeping array only the
+// per element (guarded against an empty grid), a run of independent copies
+// one kernel; a bookkeeping array only the
 // host uses goes on the stack; the host waits for the device before the
 // first access to device memory after a launch, and only then; a function
 // that launches waits at its first access, one that does not is waited for
 // by its caller.
-// RUN: linnet-opt %s --linnet-cuda-plan-host="threads-per-block=64" --split-input-file | FileCheck %s
-// RUN: linnet-opt %s --linnet-cuda-plan-host="synchronize=false" --split-input-file | FileCheck %s --check-prefix=EMULATED
+// RUN: linnet-opt %s --linnet-cuda-plan-host="threads-per-block=64" --split-input-file --allow-unregistered-dialect | FileCheck %s
+// RUN: linnet-opt %s --linnet-cuda-plan-host="synchronize=false" --split-input-file --allow-unregistered-dialect | FileCheck %s --check-prefix=EMULATED
 
 // CHECK-LABEL: func.func @copy_state
 // CHECK-SAME: (%[[SRC:.*]]: memref<2x?xf32>, %[[DST:.*]]: memref<2x?xf32>)
@@ -140,4 +141,72 @@ func.func @caller(%buf: memref<4xf32>) -> f32 {
     }
   }
   return %v : f32
+}
+
+// -----
+
+// Copies one after the other, with only views and sizes between them, that
+// neither read nor write what another writes are one kernel: thread i copies
+// element i of them all (here two halves of one buffer, disjoint slices
+// ValueBounds tells apart, and a buffer of its own).
+// CHECK-LABEL: func.func @copies_in_one_kernel
+// CHECK-COUNT-1: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @copies_in_one_kernel(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<4xf32>) {
+  %whole = memref.alloc() : memref<16xf32>
+  %low = memref.subview %whole[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  memref.copy %a, %low : memref<8xf32> to memref<8xf32, strided<[1]>>
+  %high = memref.subview %whole[8] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: 8>>
+  memref.copy %b, %high : memref<8xf32> to memref<8xf32, strided<[1], offset: 8>>
+  %other = memref.alloc() : memref<4xf32>
+  memref.copy %c, %other : memref<4xf32> to memref<4xf32>
+  "test.use"(%whole, %other) : (memref<16xf32>, memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// A copy that reads what the one before writes, or writes a slice that may
+// overlap it, is a kernel of its own; so is one after an op with memory
+// effects.
+// CHECK-LABEL: func.func @dependent_copies
+// CHECK-COUNT-4: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @dependent_copies(%a: memref<8xf32>, %i: index) {
+  %t = memref.alloc() : memref<8xf32>
+  memref.copy %a, %t : memref<8xf32> to memref<8xf32>
+  %u = memref.alloc() : memref<8xf32>
+  memref.copy %t, %u : memref<8xf32> to memref<8xf32>
+  %whole = memref.alloc() : memref<16xf32>
+  %at = memref.subview %whole[%i] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: ?>>
+  memref.copy %u, %at : memref<8xf32> to memref<8xf32, strided<[1], offset: ?>>
+  %c0 = arith.constant 0 : index
+  %f = arith.constant 1.0 : f32
+  memref.store %f, %a[%c0] : memref<8xf32>
+  %low = memref.subview %whole[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+  memref.copy %t, %low : memref<8xf32> to memref<8xf32, strided<[1]>>
+  "test.use"(%whole) : (memref<16xf32>) -> ()
+  return
+}
+
+// -----
+
+// Two arguments of an entry (public: the runtime's distinct buffers) may be
+// written by one kernel; two of a private function may be one buffer.
+// CHECK-LABEL: func.func @entry_arguments
+// CHECK-COUNT-1: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK-LABEL: func.func private @private_arguments
+// CHECK-COUNT-2: gpu.launch
+func.func @entry_arguments(%a: memref<4xf32>, %b: memref<4xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  memref.copy %a, %x : memref<4xf32> to memref<4xf32>
+  memref.copy %b, %y : memref<4xf32> to memref<4xf32>
+  return
+}
+func.func private @private_arguments(%a: memref<4xf32>, %b: memref<4xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  memref.copy %a, %x : memref<4xf32> to memref<4xf32>
+  memref.copy %b, %y : memref<4xf32> to memref<4xf32>
+  return
 }

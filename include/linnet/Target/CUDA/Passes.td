@@ -185,7 +185,10 @@ def LinnetCudaPlanHost : Pass<"linnet-cuda-plan-host", "mlir::ModuleOp"> {
   let description = [{
     After linnet-cuda-map-dispatch-regions: every `memref.copy` outside a
     kernel becomes a `gpu.launch` of one thread per element (the bytes are
-    device memory); a buffer of static size, at most 64 KiB, in a function's
+    device memory), a run of copies with only ops free of memory effects
+    and allocations between them, none reading or writing what another
+    writes, one launch (up to 3 KiB of buffer descriptors, within PTX 8.0's
+    4352 bytes of kernel parameters); a buffer of static size, at most 64 KiB, in a function's
     body that only the host uses (loads, stores, pointer reads, calls without
     buffer results) becomes a stack buffer; and with `synchronize`, a call of
     `linnet_device_synchronize` (the runtime's wait for the device) goes
