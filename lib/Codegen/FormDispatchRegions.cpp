@@ -12,12 +12,12 @@
 
 #include "linnet/Codegen/LoweringConfig.h"
 #include "linnet/Codegen/Passes.h"
+#include "linnet/Codegen/ShapeBounds.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/TilingInterface.h"
-#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace linnet {
@@ -26,6 +26,7 @@ namespace linnet {
 } // namespace linnet
 
 using namespace mlir;
+using linnet::codegen::boundedElementCount;
 using linnet::codegen::getLoweringConfig;
 using linnet::codegen::isContraction;
 using linnet::codegen::tileSizesAsFoldResults;
@@ -129,33 +130,12 @@ bool hasTensorSemantics(Operation *op) {
          llvm::none_of(op->getOperandTypes(), isBuffer);
 }
 
-/// The most elements the tile `slice` takes: none where a size has no
-/// constant bound.
-std::optional<int64_t> boundedElements(tensor::ExtractSliceOp slice) {
-  int64_t elements = 1;
-  for (OpFoldResult size : slice.getMixedSizes()) {
-    std::optional<int64_t> extent = getConstantIntValue(size);
-    if (!extent) {
-      FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-          presburger::BoundType::UB, cast<Value>(size),
-          /*stopCondition=*/nullptr, /*closedUB=*/true);
-      if (failed(bound))
-        return std::nullopt;
-      extent = *bound;
-    }
-    elements *= *extent;
-  }
-  return elements;
-}
-
-/// Whether the tile `slice` takes may hold more than `maxBytes` (0: no
-/// limit): it has a constant bound beyond it. One of no constant bound is
-/// not refused here (it may bufferize into its consumer's tile).
-bool exceedsTileBytes(tensor::ExtractSliceOp slice, int64_t maxBytes) {
-  if (maxBytes <= 0)
-    return false;
-  std::optional<int64_t> elements = boundedElements(slice);
-  return elements &&
+/// Whether the tile `slice` takes, of at most `elements` elements, may hold
+/// more than `maxBytes` (0: no limit). One of no constant bound is not
+/// refused here (it may bufferize into its consumer's tile).
+bool exceedsTileBytes(tensor::ExtractSliceOp slice,
+                      std::optional<int64_t> elements, int64_t maxBytes) {
+  return maxBytes > 0 && elements &&
          *elements * (slice.getResultType().getElementTypeBitWidth() / 8) >
              maxBytes;
 }
@@ -210,14 +190,15 @@ std::optional<int64_t> tilesReadingAlike(tensor::ExtractSliceOp slice) {
 /// sum in each of the LM head's 31040 tiles, are not.
 constexpr int64_t kMaxRecomputedIterations = int64_t(1) << 20;
 
-/// Whether fusing the reduction `producer` at `slice` would compute it again
-/// in more iterations than that (or in a number not known here).
+/// Whether fusing the reduction `producer` at `slice` (a tile of at most
+/// `elements` elements) would compute it again in more iterations than that
+/// (or in a number not known here).
 bool recomputesTooMuch(tensor::ExtractSliceOp slice,
+                       std::optional<int64_t> elements,
                        linalg::LinalgOp producer) {
   std::optional<int64_t> alike = tilesReadingAlike(slice);
   if (alike && *alike == 1)
     return false;
-  std::optional<int64_t> elements = boundedElements(slice);
   if (!alike || !elements)
     return true;
   int64_t iterations = *alike * *elements;
@@ -263,14 +244,17 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
   options.setFusionControlFn(
       [&](tensor::ExtractSliceOp slice, OpResult producer,
           bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        Operation *owner = producer.getOwner();
-        if (fusible.contains(owner) &&
-            !exceedsTileBytes(slice, maxFusedTileBytes) &&
-            !(fuseReductions &&
-              cast<linalg::LinalgOp>(owner).getNumReductionLoops() > 0 &&
-              recomputesTooMuch(slice, cast<linalg::LinalgOp>(owner))))
-          return scf::SCFTileAndFuseOptions::ControlFnResult{};
-        return std::nullopt;
+        auto owner = dyn_cast<linalg::LinalgOp>(producer.getOwner());
+        if (!owner || !fusible.contains(owner))
+          return std::nullopt;
+        bool reduction = fuseReductions && owner.getNumReductionLoops() > 0;
+        std::optional<int64_t> elements;
+        if (maxFusedTileBytes > 0 || reduction)
+          elements = boundedElementCount(slice.getResult());
+        if (exceedsTileBytes(slice, elements, maxFusedTileBytes) ||
+            (reduction && recomputesTooMuch(slice, elements, owner)))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
       });
 
   rewriter.setInsertionPoint(root);

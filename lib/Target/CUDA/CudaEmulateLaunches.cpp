@@ -123,13 +123,36 @@ LogicalResult serializeThreads(RewriterBase &rewriter, Block &block,
   return success();
 }
 
+/// Whether a thread's value of `type` can be kept in a buffer of a value
+/// per thread: a scalar or a vector (a warp's mma fragments, its sums).
+bool keepsPerThread(Type type) {
+  return type.isIntOrIndexOrFloat() || isa<VectorType>(type);
+}
+
+/// A buffer of `threads` values of `type` (a value per thread), allocated
+/// at the start of `body` and freed before `freePoint`.
+Value bufferPerThread(RewriterBase &rewriter, Location loc, Block &body,
+                      ArrayRef<int64_t> shape, Type type, Value threads,
+                      Operation *freePoint) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  SmallVector<int64_t> sizes = {ShapedType::kDynamic};
+  llvm::append_range(sizes, shape);
+  rewriter.setInsertionPointToStart(&body);
+  Value buffer = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get(sizes, type), ValueRange{threads});
+  rewriter.setInsertionPoint(freePoint);
+  memref::DeallocOp::create(rewriter, loc, buffer);
+  return buffer;
+}
+
 /// A value one stretch computes and a later one reads is a thread's
 /// register kept across a barrier: here a buffer of a value per thread
-/// (allocated at `bufferPoint`, freed before `freePoint`), stored where it
-/// is computed and loaded, at the reading thread's index, where it is read.
+/// (allocated at the start of `body`, freed before `freePoint`), stored
+/// where it is computed and loaded, at the reading thread's index, where it
+/// is read.
 LogicalResult keepAcrossBarriers(RewriterBase &rewriter,
                                  const Stretches &stretches, Value threads,
-                                 Operation *bufferPoint, Operation *freePoint) {
+                                 Block &body, Operation *freePoint) {
   llvm::DenseSet<Operation *> loops;
   for (scf::ForOp loop : stretches.loops)
     loops.insert(loop);
@@ -143,18 +166,14 @@ LogicalResult keepAcrossBarriers(RewriterBase &rewriter,
         if (outside.empty())
           continue;
         Type type = result.getType();
-        if (!type.isIntOrIndexOrFloat() && !isa<VectorType>(type))
+        if (!keepsPerThread(type))
           return op.emitOpError("keeps a value of type ")
                  << type
                  << " across a barrier; the emulated device keeps only "
                     "scalars and vectors";
         Location loc = op.getLoc();
-        rewriter.setInsertionPoint(bufferPoint);
-        Value buffer = memref::AllocOp::create(
-            rewriter, loc, MemRefType::get({ShapedType::kDynamic}, type),
-            ValueRange{threads});
-        rewriter.setInsertionPoint(freePoint);
-        memref::DeallocOp::create(rewriter, loc, buffer);
+        Value buffer =
+            bufferPerThread(rewriter, loc, body, {}, type, threads, freePoint);
         rewriter.setInsertionPointAfter(&op);
         memref::StoreOp::create(rewriter, loc, result, buffer,
                                 loop.getInductionVar());
@@ -176,22 +195,6 @@ LogicalResult keepAcrossBarriers(RewriterBase &rewriter,
     }
   }
   return success();
-}
-
-/// A buffer of `threads` values of `type` (a value per thread), allocated
-/// at the start of `body` and freed before `freePoint`.
-Value bufferPerThread(RewriterBase &rewriter, Location loc, Block &body,
-                      ArrayRef<int64_t> shape, Type type, Value threads,
-                      Operation *freePoint) {
-  OpBuilder::InsertionGuard guard(rewriter);
-  SmallVector<int64_t> sizes = {ShapedType::kDynamic};
-  llvm::append_range(sizes, shape);
-  rewriter.setInsertionPointToStart(&body);
-  Value buffer = memref::AllocOp::create(
-      rewriter, loc, MemRefType::get(sizes, type), ValueRange{threads});
-  rewriter.setInsertionPoint(freePoint);
-  memref::DeallocOp::create(rewriter, loc, buffer);
-  return buffer;
 }
 
 /// Each `gpu.shuffle` in `body` (xor, lanes within a warp) as what it means
@@ -361,7 +364,7 @@ LogicalResult carryInBuffers(RewriterBase &rewriter, Block &body, Value thread,
     rewriter.setInsertionPoint(loop);
     for (Value init : loop.getInitArgs()) {
       Type type = init.getType();
-      if (!type.isIntOrIndexOrFloat() && !isa<VectorType>(type))
+      if (!keepsPerThread(type))
         return loop.emitOpError("carries a value of type ")
                << type
                << " past a barrier; the emulated device keeps only scalars "
@@ -459,7 +462,7 @@ LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
     return failure();
   Stretches stretches;
   if (failed(serializeThreads(rewriter, body, thread, block.x, stretches)) ||
-      failed(keepAcrossBarriers(rewriter, stretches, block.x, &body.front(),
+      failed(keepAcrossBarriers(rewriter, stretches, block.x, body,
                                 body.getTerminator())))
     return failure();
   if (!thread.use_empty())

@@ -16,11 +16,12 @@
 #include "TensorCoreMatmul.h"
 #include "WarpReduction.h"
 
+#include "linnet/Codegen/ShapeBounds.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 namespace linnet {
 #define GEN_PASS_DEF_LINNETCUDAMAPDISPATCHREGIONS
@@ -265,24 +266,10 @@ FailureOr<SmallVector<TileBuffer>> collectAllocations(Operation *body) {
     if (!isa<memref::AllocOp, memref::AllocaOp>(op))
       return WalkResult::advance();
     auto type = cast<MemRefType>(op->getResult(0).getType());
-    int64_t elements = 1;
-    bool bounded = type.getLayout().isIdentity();
-    unsigned dynamic = 0;
-    for (int64_t size : type.getShape()) {
-      if (!ShapedType::isDynamic(size)) {
-        elements *= size;
-        continue;
-      }
-      FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-          presburger::BoundType::UB, op->getOperand(dynamic++),
-          /*stopCondition=*/nullptr, /*closedUB=*/true);
-      if (failed(bound)) {
-        bounded = false;
-        break;
-      }
-      elements *= *bound;
-    }
-    if (!bounded) {
+    std::optional<int64_t> elements;
+    if (type.getLayout().isIdentity())
+      elements = linnet::codegen::boundedElementCount(op->getResult(0));
+    if (!elements) {
       op->emitOpError()
           << "allocates " << type
           << " inside a dispatch region with no bound on its size: a GPU "
@@ -290,7 +277,7 @@ FailureOr<SmallVector<TileBuffer>> collectAllocations(Operation *body) {
              "unbounded size would be a device malloc in every thread";
       return WalkResult::interrupt();
     }
-    buffers.push_back({op, elements});
+    buffers.push_back({op, *elements});
     return WalkResult::advance();
   });
   if (result.wasInterrupted())

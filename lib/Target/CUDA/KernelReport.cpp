@@ -3,6 +3,7 @@
 #include "linnet/Target/CUDA/KernelReport.h"
 
 #include "linnet/Basic/Errors.h"
+#include "linnet/Codegen/ShapeBounds.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -265,15 +266,12 @@ void useOf(Value buffer, OperandUse &use) {
   }
 }
 
-/// A constant upper bound (closed) of an index `value`, or of dimension
-/// `dim` of a shaped one.
-std::optional<int64_t> upperBound(Value value,
-                                  std::optional<int64_t> dim = std::nullopt) {
-  if (!dim)
-    if (std::optional<int64_t> known = getConstantIntValue(value))
-      return known;
+/// A constant upper bound (closed) of an index `value`.
+std::optional<int64_t> upperBound(Value value) {
+  if (std::optional<int64_t> known = getConstantIntValue(value))
+    return known;
   FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-      presburger::BoundType::UB, ValueBoundsConstraintSet::Variable(value, dim),
+      presburger::BoundType::UB, value,
       /*stopCondition=*/nullptr, /*closedUB=*/true);
   return succeeded(bound) ? std::optional<int64_t>(*bound) : std::nullopt;
 }
@@ -286,19 +284,11 @@ unsigned elementBytes(Type type) {
 /// The bytes of buffer `value`, each dynamic size at its upper bound; none
 /// where one has no constant bound.
 std::optional<uint64_t> boundedBytes(Value value) {
-  auto type = llvm::cast<MemRefType>(value.getType());
-  uint64_t elements = 1;
-  for (auto [d, size] : llvm::enumerate(type.getShape())) {
-    int64_t extent = size;
-    if (ShapedType::isDynamic(size)) {
-      std::optional<int64_t> bound = upperBound(value, int64_t(d));
-      if (!bound || *bound < 0)
-        return std::nullopt;
-      extent = *bound;
-    }
-    elements *= uint64_t(extent);
-  }
-  return elements * elementBytes(type.getElementType());
+  std::optional<int64_t> elements = linnet::codegen::boundedElementCount(value);
+  if (!elements)
+    return std::nullopt;
+  return uint64_t(*elements) *
+         elementBytes(llvm::cast<MemRefType>(value.getType()).getElementType());
 }
 
 /// The bytes one block may touch through `view` (a kernel argument or a

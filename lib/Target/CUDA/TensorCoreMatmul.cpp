@@ -68,23 +68,13 @@ std::optional<unsigned> widest(ArrayRef<unsigned> candidates,
   return best;
 }
 
-/// The indices of operand `operand` at loop indices `ivs` (its map is a
-/// projected permutation).
-SmallVector<Value> indicesOf(linalg::LinalgOp op, OpOperand &operand,
-                             ArrayRef<Value> ivs) {
-  AffineMap map = op.getMatchingIndexingMap(&operand);
-  SmallVector<Value> indices;
-  for (unsigned r = 0; r < map.getNumResults(); ++r)
-    indices.push_back(ivs[map.getDimPosition(r)]);
-  return indices;
-}
-
 /// The element of `operand` at loop indices `ivs` where `inBounds`, zero
 /// elsewhere.
 Value loadOrZero(OpBuilder &b, Location loc, linalg::LinalgOp op,
                  OpOperand &operand, ArrayRef<Value> ivs, Value inBounds) {
   Type type = getElementTypeOrSelf(operand.get().getType());
-  SmallVector<Value> indices = indicesOf(op, operand, ivs);
+  SmallVector<Value> indices =
+      indicesAt(b, loc, op.getMatchingIndexingMap(&operand), ivs);
   auto load = scf::IfOp::create(
       b, loc, inBounds,
       [&](OpBuilder &then, Location at) {
@@ -336,8 +326,8 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   for (int64_t part = 0; part < kParts; ++part)
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t pair = 0; pair < 2; ++pair) {
-        SmallVector<Value> indices =
-            indicesOf(op, out, outIvs(part, half, pair));
+        SmallVector<Value> indices = indicesAt(
+            b, loc, op.getMatchingIndexingMap(&out), outIvs(part, half, pair));
         Value sum = steps.getResult(part);
         scf::IfOp::create(b, loc, outInside(part, half, pair),
                           [&](OpBuilder &then, Location at) {

@@ -61,19 +61,6 @@ bool readsContiguously(linalg::LinalgOp op, OpOperand &operand, unsigned red) {
   return strides.back() == 1;
 }
 
-/// `map`'s results at the loop indices `ivs`.
-SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
-                             ArrayRef<Value> ivs) {
-  SmallVector<Value> indices;
-  for (AffineExpr expr : map.getResults()) {
-    AffineMap single = AffineMap::get(map.getNumDims(), 0, expr);
-    OpFoldResult index = affine::makeComposedFoldedAffineApply(
-        b, loc, single, getAsOpFoldResult(ivs));
-    indices.push_back(getValueOrCreateConstantIndexOp(b, loc, index));
-  }
-  return indices;
-}
-
 /// `combiner` (of the op's body) applied to `lhs` and `rhs`.
 Value combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs) {
   IRMapping mapping;
@@ -140,6 +127,18 @@ Value alignedForVectors(OpBuilder &b, Location loc, Value memref) {
 }
 
 } // namespace
+
+SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
+                             ArrayRef<Value> ivs) {
+  SmallVector<Value> indices;
+  for (AffineExpr expr : map.getResults()) {
+    AffineMap single = AffineMap::get(map.getNumDims(), 0, expr);
+    OpFoldResult index = affine::makeComposedFoldedAffineApply(
+        b, loc, single, getAsOpFoldResult(ivs));
+    indices.push_back(getValueOrCreateConstantIndexOp(b, loc, index));
+  }
+  return indices;
+}
 
 std::optional<WarpReduction> matchWarpReduction(linalg::LinalgOp op,
                                                 int64_t threadsPerBlock) {

@@ -22,6 +22,13 @@ namespace linnet {
 /// Lanes of an NVIDIA warp.
 inline constexpr int64_t kWarpSize = 32;
 
+/// `map`'s results at the loop indices `ivs`: an operand's indices in a
+/// kernel that runs a linalg op's loops itself (a warp reduction, a
+/// tensor-core product).
+llvm::SmallVector<mlir::Value> indicesAt(mlir::OpBuilder &b, mlir::Location loc,
+                                         mlir::AffineMap map,
+                                         llvm::ArrayRef<mlir::Value> ivs);
+
 /// What makes a linalg op a warp reduction: one output in f32, one
 /// reduction loop, a body `combiner(out, f(inputs))` with an associative
 /// and commutative combiner (add, min, max) and its neutral element, so
