@@ -233,3 +233,28 @@ func.func @mma_other_shape(%a: vector<2x2xf16>, %b: vector<1x2xf16>, %c: vector<
   }
   return
 }
+
+// -----
+
+// A loop with a barrier that carries a view (not a scalar or a vector) from
+// one iteration to the next: the emulated device has no buffer of a value per
+// thread for it.
+func.func @carried_view(%in: memref<4x4xf32>, %out: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %row = memref.subview %in[%tx, 0] [1, 4] [1, 1] : memref<4x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+    // expected-error @+1 {{'scf.for' op carries a value of type 'memref<4xf32, strided<[1], offset: ?>>' past a barrier; the emulated device keeps only scalars and vectors}}
+    %last = scf.for %i = %c0 to %c2 step %c1 iter_args(%view = %row) -> (memref<4xf32, strided<[1], offset: ?>>) {
+      gpu.barrier
+      scf.yield %view : memref<4xf32, strided<[1], offset: ?>>
+    }
+    %v = memref.load %last[%c0] : memref<4xf32, strided<[1], offset: ?>>
+    memref.store %v, %out[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
