@@ -56,8 +56,8 @@ struct Stretches {
 /// thread: each stretch of them (up to a barrier, or an op that does not
 /// depend on the thread and is not pure) in a loop over the `threads`
 /// threads. An op depends on the thread when it reads the thread id or a
-/// value of an op that does. Barriers go; a loop with barriers inside, run
-/// alike by every thread, is serialized inside.
+/// value of an op that does. Barriers go; a loop or a branch with barriers
+/// inside, run alike by every thread, is serialized inside.
 LogicalResult serializeThreads(RewriterBase &rewriter, Block &block,
                                Value thread, Value threads,
                                Stretches &stretches) {
@@ -105,7 +105,11 @@ LogicalResult serializeThreads(RewriterBase &rewriter, Block &block,
     }
     if (containsBarrier(&op)) {
       flush();
-      if (op.getNumResults() != 0 || isa<scf::IfOp>(op))
+      // A branch on what every thread of the block sees alike (a merged
+      // kernel's part, chosen by the block id) runs alike in each thread.
+      auto branch = dyn_cast<scf::IfOp>(op);
+      bool uniform = branch && !dependsOnThread(branch.getCondition());
+      if (op.getNumResults() != 0 || (branch && !uniform))
         return op.emitOpError(
             "holds a barrier and depends on the thread id: the emulated "
             "device runs barriers only in code every thread runs alike");

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostBuffers.h"
 #include "KernelNames.h"
 #include "PassDetail.h"
 
@@ -23,7 +24,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -33,6 +33,8 @@ namespace linnet {
 } // namespace linnet
 
 using namespace mlir;
+using linnet::mayOverlap;
+using linnet::rootOf;
 
 namespace {
 
@@ -44,26 +46,6 @@ bool insideLaunch(Operation *op) {
   return op->getParentOfType<gpu::LaunchOp>() != nullptr;
 }
 
-/// The buffer `value` is a view of: through views, casts and metadata.
-Value rootOf(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      value = view.getViewSource();
-      continue;
-    }
-    if (auto cast = dyn_cast<memref::CastOp>(def)) {
-      value = cast.getSource();
-      continue;
-    }
-    if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(def)) {
-      value = metadata.getSource();
-      continue;
-    }
-    break;
-  }
-  return value;
-}
-
 /// Whether the host may touch `value` at any time: a stack buffer, which
 /// no kernel is given.
 bool hostOnly(Value value) {
@@ -71,26 +53,6 @@ bool hostOnly(Value value) {
 }
 
 // --- Copies as kernels ----------------------------------------------------
-
-/// Whether `a` and `b` may share an element. Views of different buffers do
-/// not (distinct allocations, or distinct arguments of an entry, which the
-/// runtime gives distinct buffers; a private function's arguments may be
-/// one buffer twice); subviews of one value only where ValueBounds cannot
-/// tell their slices apart.
-bool mayOverlap(Value a, Value b, bool distinctArguments) {
-  Value rootA = rootOf(a), rootB = rootOf(b);
-  if (rootA != rootB)
-    return isa<BlockArgument>(rootA) && isa<BlockArgument>(rootB) &&
-           !distinctArguments;
-  auto viewA = a.getDefiningOp<memref::SubViewOp>();
-  auto viewB = b.getDefiningOp<memref::SubViewOp>();
-  if (!viewA || !viewB || viewA.getSource() != viewB.getSource())
-    return true;
-  FailureOr<bool> overlapping = ValueBoundsConstraintSet::areOverlappingSlices(
-      a.getContext(), HyperrectangularSlice(viewA),
-      HyperrectangularSlice(viewB));
-  return failed(overlapping) || *overlapping;
-}
 
 /// Whether `copy` may join `group` in one kernel, whose threads copy their
 /// elements in no order: nothing one writes another reads or writes.
@@ -103,17 +65,10 @@ bool independent(ArrayRef<memref::CopyOp> group, memref::CopyOp copy,
   });
 }
 
-/// The most bytes of buffer descriptors one copy kernel takes as parameters:
-/// PTX before 8.1 allows 4352 bytes of them (ptxas: "uses too much
-/// parameter space"), and the kernel takes sizes besides.
-constexpr int64_t kMaxCopyParameterBytes = 3072;
-
-/// The bytes of a kernel parameter for `copy`'s two buffers: each a
-/// descriptor of two pointers, an offset, and a size and a stride a
-/// dimension.
+/// The bytes of a kernel parameter for `copy`'s two buffers.
 int64_t parameterBytes(memref::CopyOp copy) {
-  int64_t rank = cast<MemRefType>(copy.getSource().getType()).getRank();
-  return 2 * 8 * (3 + 2 * rank);
+  return linnet::parameterBytes(copy.getSource()) +
+         linnet::parameterBytes(copy.getTarget());
 }
 
 /// The host's copies of `func` in groups: copies of one block with only
@@ -137,7 +92,7 @@ SmallVector<SmallVector<memref::CopyOp>> groupCopies(func::FuncOp func) {
           (op->getNumRegions() != 0 || !isMemoryEffectFree(op)))
         adjacent = false;
     int64_t bytes = parameterBytes(copy);
-    if (adjacent && groupBytes + bytes <= kMaxCopyParameterBytes &&
+    if (adjacent && groupBytes + bytes <= linnet::kMaxKernelParameterBytes &&
         independent(groups.back(), copy, distinctArguments)) {
       groups.back().push_back(copy);
       groupBytes += bytes;
@@ -171,11 +126,12 @@ void copiesAsKernel(RewriterBase &rewriter, ArrayRef<memref::CopyOp> copies,
   // Copy i's elements are threads ends[i - 1] .. ends[i] - 1.
   SmallVector<SmallVector<Value>> sizes;
   SmallVector<Value> ends;
-  bool empty = true;
+  bool empty = true, isStatic = true;
   for (memref::CopyOp copy : copies) {
     sizes.push_back(copySizes(rewriter, loc, copy));
     auto type = cast<MemRefType>(copy.getSource().getType());
     empty &= type.hasStaticShape() && type.getNumElements() == 0;
+    isStatic &= type.hasStaticShape();
     Value count = arith::ConstantIndexOp::create(rewriter, loc, 1);
     for (Value size : sizes.back())
       count = arith::MulIOp::create(rewriter, loc, count, size);
@@ -192,11 +148,14 @@ void copiesAsKernel(RewriterBase &rewriter, ArrayRef<memref::CopyOp> copies,
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value threads =
       arith::ConstantIndexOp::create(rewriter, loc, threadsPerBlock);
-  // A grid of no blocks is not a launch the driver takes.
-  Value any = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
-                                    total, zero);
-  auto guard = scf::IfOp::create(rewriter, loc, any, /*withElse=*/false);
-  rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+  // A grid of no blocks is not a launch the driver takes; a static size
+  // needs no guard (and the launch stays where others can join it).
+  if (!isStatic) {
+    Value any = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
+                                      total, zero);
+    auto guard = scf::IfOp::create(rewriter, loc, any, /*withElse=*/false);
+    rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+  }
   Value blocks = arith::CeilDivUIOp::create(rewriter, loc, total, threads);
   auto launch = linnet::createNamedLaunch(rewriter, loc, blocks, threads,
                                           TypeRange{}, name);

@@ -5,6 +5,8 @@
 #include "linnet/Basic/Errors.h"
 #include "linnet/Codegen/ShapeBounds.h"
 
+#include "LaunchParts.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -20,6 +22,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Object/ELF.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/Format.h"
@@ -292,15 +295,20 @@ std::optional<uint64_t> boundedBytes(Value value) {
 }
 
 /// The bytes one block may touch through `view` (a kernel argument or a
-/// view of it): the sum of the subviews it takes where every access goes
-/// through one, else all of `view`; none where neither is bounded.
-std::optional<uint64_t> blockFootprint(Value view) {
+/// view of it) with the users `counts` accepts: the sum of the subviews
+/// they take where every access goes through one, else all of `view`; none
+/// where neither is bounded.
+std::optional<uint64_t>
+blockFootprint(Value view, llvm::function_ref<bool(Operation *)> counts) {
   std::optional<uint64_t> whole = boundedBytes(view);
   uint64_t parts = 0;
   for (Operation *user : view.getUsers()) {
+    if (!counts(user))
+      continue;
     if (auto subview = llvm::dyn_cast<memref::SubViewOp>(user);
         subview && subview.getSource() == view) {
-      std::optional<uint64_t> part = blockFootprint(subview.getResult());
+      std::optional<uint64_t> part =
+          blockFootprint(subview.getResult(), [](Operation *) { return true; });
       if (!part)
         return whole;
       parts += *part;
@@ -315,6 +323,28 @@ std::optional<uint64_t> blockFootprint(Value view) {
     return whole;
   }
   return whole ? std::min(*whole, parts) : parts;
+}
+
+/// The bytes all `blocks` blocks may touch through kernel argument
+/// `argument`: each block's footprint times the blocks, a merged kernel's
+/// parts (LaunchParts.h) each with its own block count.
+std::optional<uint64_t> gridFootprint(BlockArgument argument, uint64_t blocks) {
+  llvm::SetVector<Operation *> parts;
+  for (Operation *user : argument.getUsers())
+    parts.insert(linnet::enclosingLaunchPart(user));
+  uint64_t total = 0;
+  for (Operation *part : parts) {
+    std::optional<uint64_t> footprint =
+        blockFootprint(argument, [&](Operation *user) {
+          return linnet::enclosingLaunchPart(user) == part;
+        });
+    if (!footprint)
+      return std::nullopt;
+    std::optional<int64_t> partBlocks =
+        part ? linnet::launchPartBlocks(cast<scf::IfOp>(part)) : std::nullopt;
+    total += *footprint * (partBlocks ? uint64_t(*partBlocks) : blocks);
+  }
+  return total;
 }
 
 /// The kernel argument `value` is a view of, if it is one.
@@ -430,9 +460,14 @@ AccessBounds accessBoundsOf(gpu::GPUFuncOp kernel, int64_t threads,
     if (auto vector = llvm::dyn_cast<VectorType>(accessed))
       bytes *= uint64_t(vector.getNumElements());
     std::optional<uint64_t> runs = runsPerThread(op, kernel, threads, blocks);
+    // A merged kernel's part runs on its own blocks.
+    std::optional<int64_t> partBlocks;
+    if (scf::IfOp part = linnet::enclosingLaunchPart(op))
+      partBlocks = linnet::launchPartBlocks(part);
     std::optional<uint64_t> total;
     if (runs)
-      total = *runs * bytes * uint64_t(threads) * uint64_t(blocks);
+      total = *runs * bytes * uint64_t(threads) *
+              uint64_t(partBlocks.value_or(blocks));
     add(store ? bounds.written : bounds.read, argument, total);
   });
   return bounds;
@@ -484,8 +519,9 @@ KernelLaunch launchOf(gpu::LaunchFuncOp launch) {
       useOf(argument, use);
       // No more than the blocks' views of it cover.
       if (blocks > 0)
-        if (std::optional<uint64_t> footprint = blockFootprint(argument))
-          bytes = std::min(bytes, *footprint * uint64_t(blocks));
+        if (std::optional<uint64_t> footprint =
+                gridFootprint(argument, uint64_t(blocks)))
+          bytes = std::min(bytes, *footprint);
     }
     // No more than the loads or stores of it move.
     unsigned number = index;

@@ -4,7 +4,8 @@
 // stretch for every thread before the next is what they guarantee), a
 // workgroup buffer a buffer of the block's iteration, a value a thread
 // keeps across a barrier a buffer of a value per thread, a shuffle an
-// exchange through a buffer between two barriers, and so an mma.sync.
+// exchange through a buffer between two barriers, and so an mma.sync; a
+// branch on the block id (a merged kernel's part) holds barriers.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-emulate-launches,canonicalize))" --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @block
@@ -44,6 +45,52 @@ func.func @block(%out: memref<4xf32>) {
       memref.store %sum, %out[%bx] : memref<4xf32>
     }
     gpu.barrier
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A merged kernel's part: a branch on the block id, which every thread of
+// a block takes alike, holding barriers: its stretches are serialized
+// inside it, and a value kept across its barrier is a buffer per thread.
+// CHECK-LABEL: func.func @part_on_block_id
+// CHECK: scf.parallel (%[[B:.*]]) = (%c0) to (%c4) step (%c1) {
+// CHECK:   %[[KEPT:.*]] = memref.alloc() : memref<32xf32>
+// CHECK:   %[[SHARED:.*]] = memref.alloc() : memref<32xf32>
+// CHECK:   %[[PART:.*]] = arith.cmpi ult, %[[B]], %c2
+// CHECK:   scf.if %[[PART]] {
+// CHECK:     scf.for %[[T:.*]] = %c0 to %c32 step %c1 {
+// CHECK-DAG:   memref.store %{{.*}}, %[[SHARED]][%[[T]]]
+// CHECK-DAG:   memref.store %{{.*}}, %[[KEPT]][%[[T]]]
+// CHECK:     }
+// CHECK-NEXT: scf.for %[[T2:.*]] = %c0 to %c32 step %c1 {
+// CHECK-DAG:   memref.load %[[KEPT]][%[[T2]]]
+// CHECK-DAG:   memref.load %[[SHARED]]
+// CHECK:     }
+// CHECK:   } {linnet.launch_part = 2 : i64}
+func.func @part_on_block_id(%out: memref<32x4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%shared : memref<32xf32, #gpu.address_space<workgroup>>) {
+    %generic = memref.memory_space_cast %shared : memref<32xf32, #gpu.address_space<workgroup>> to memref<32xf32>
+    %part = arith.cmpi ult, %bx, %c2 : index
+    scf.if %part {
+      %i = arith.index_cast %tx : index to i32
+      %v = arith.sitofp %i : i32 to f32
+      memref.store %v, %generic[%tx] : memref<32xf32>
+      gpu.barrier
+      %c31 = arith.constant 31 : index
+      %mirror = arith.subi %c31, %tx : index
+      %w = memref.load %generic[%mirror] : memref<32xf32>
+      %s = arith.addf %v, %w : f32
+      memref.store %s, %out[%tx, %bx] : memref<32x4xf32>
+    } {linnet.launch_part = 2 : i64}
     gpu.terminator
   }
   return

@@ -1,8 +1,9 @@
 // The CUDA pipeline from linalg on tensors to cubins: dispatch regions with
 // the GPU's block tiles (a SiLU row by row, a row sum with its fill fused,
 // 8 rows a block: a warp reduction, each row a warp's),
-// bufferized, each region a kernel (gpu.func) launched from the host
-// function, and each kernel through NVVM and ptxas to a cubin for sm_90a.
+// bufferized, each region a kernel (gpu.func), the two independent ones
+// one launch of two parts, and each kernel through NVVM and ptxas to a
+// cubin for sm_90a.
 // REQUIRES: ptxas
 // RUN: linnet-opt %s --linnet-cuda-pipeline="stop-after=linalg" | FileCheck %s --check-prefix=LINALG
 // RUN: linnet-opt %s --linnet-cuda-pipeline="stop-after=kernels" | FileCheck %s --check-prefix=KERNELS
@@ -19,15 +20,18 @@
 // LINALG: scf.forall.in_parallel
 
 // KERNELS-LABEL: func.func @silu_rowsum
-// KERNELS: gpu.launch_func @silu_rowsum_kernels::@silu_rowsum_0_generic blocks in (%{{.*}}, %c1, %c1) threads in (%c256, %c1, %c1)
-// KERNELS: gpu.launch_func @silu_rowsum_kernels::@silu_rowsum_1_generic blocks in
+// KERNELS: gpu.launch_func @silu_rowsum_kernels::@silu_rowsum_0_generic_and_1 blocks in (%{{.*}}, %c1, %c1) threads in (%c256, %c1, %c1)
+// KERNELS-NOT: gpu.launch_func
 // KERNELS: gpu.module @silu_rowsum_kernels
-// KERNELS: gpu.func @silu_rowsum_0_generic({{.*}}) kernel
+// KERNELS: gpu.func @silu_rowsum_0_generic_and_1({{.*}}) kernel
+// KERNELS: scf.if
 // KERNELS: math.exp
-// KERNELS: gpu.func @silu_rowsum_1_generic({{.*}}) kernel
+// KERNELS: } {linnet.launch_part}
+// KERNELS: scf.if
 // KERNELS: vector.load {{.*}} {alignment = 16 : i64} : memref<?x256xf32, {{.*}}>, vector<4xf32>
 // KERNELS: gpu.shuffle xor
 // KERNELS: gpu.barrier
+// KERNELS: } {linnet.launch_part}
 
 // BINARY: llvm.func @silu_rowsum
 // BINARY: gpu.binary @silu_rowsum_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, bin = "\7FELF

@@ -214,4 +214,27 @@ def LinnetCudaPlanHost : Pass<"linnet-cuda-plan-host", "mlir::ModuleOp"> {
   ];
 }
 
+def LinnetCudaMergeLaunches
+    : Pass<"linnet-cuda-merge-launches", "mlir::func::FuncOp"> {
+  let summary = "Make independent launches of a block of host code one";
+  let description = [{
+    After linnet-cuda-plan-host: a `gpu.launch` moves up to an earlier one
+    of the same block of host code, past launches and past ops free of
+    memory effects, allocations and deallocations (taking along the ones it
+    uses), where it reads nothing the launches it passes or joins write and
+    writes nothing they read or write (by buffer, ValueBounds' disjoint
+    slices, and an entry's distinct arguments). Launches that joined are one
+    launch of the sum of their grids: each part's body in an `scf.if` on
+    the block id, marked `linnet.launch_part` with its block count, sees its
+    own block ids and grid size. Parts share a block size; together they
+    keep within 48 KiB of workgroup memory and 3 KiB of kernel parameters.
+    The kernel is named after the first part: `<first>_and_<others>`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 #endif // LINNET_TARGET_CUDA_PASSES

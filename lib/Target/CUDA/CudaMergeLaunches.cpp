@@ -1,0 +1,430 @@
+//===- CudaMergeLaunches.cpp - independent kernels as one launch ----------===//
+//
+// Each launch costs a few microseconds before its first block runs, however
+// little the kernel does, and a decode step's kernels are mostly little: the
+// projections of one input (q, k and v; a DeltaNet's four), small gate
+// computations, the copies of states. Kernels of one block of host code
+// that neither read nor write what another writes become one launch: the
+// parts' grids one after the other, each block running the part its id
+// falls in, with the id counted from the part's first block. A launch moves
+// up to an earlier one past launches it is independent of and past host ops
+// free of memory effects and allocations (which it takes along where it
+// uses them), never past another host op: a wait, a host access, a call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostBuffers.h"
+#include "KernelNames.h"
+#include "LaunchParts.h"
+#include "PassDetail.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace linnet {
+#define GEN_PASS_DEF_LINNETCUDAMERGELAUNCHES
+#include "Passes.h.inc"
+} // namespace linnet
+
+using namespace mlir;
+
+namespace {
+
+/// The most static shared memory a block has without opting in to more.
+constexpr int64_t kMaxWorkgroupBytes = 48 * 1024;
+
+/// The host's buffer (a value defined outside `launch`) that `value`, used
+/// inside it, is a view of; null for the kernel's own buffers (a block's
+/// workgroup buffers, an allocation inside); failure where it cannot be
+/// told (a loop's carried buffer).
+FailureOr<Value> hostBufferOf(Value value, gpu::LaunchOp launch) {
+  Region &body = launch.getBody();
+  while (true) {
+    if (!body.isAncestor(value.getParentRegion()))
+      return value;
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      if (argument.getOwner() == &body.front())
+        return Value();
+      return failure();
+    }
+    Operation *def = value.getDefiningOp();
+    if (isa<memref::AllocOp, memref::AllocaOp>(def))
+      return Value();
+    Value source = linnet::viewSourceOf(value);
+    if (!source)
+      return failure();
+    value = source;
+  }
+}
+
+/// The host's buffers a kernel reads and writes.
+struct Access {
+  llvm::SetVector<Value> read, written;
+  /// An effect on memory that cannot be traced to a buffer: the kernel
+  /// depends on every other.
+  bool unknown = false;
+
+  void append(const Access &other) {
+    read.insert_range(other.read);
+    written.insert_range(other.written);
+    unknown |= other.unknown;
+  }
+};
+
+Access accessOf(gpu::LaunchOp launch) {
+  Access access;
+  auto note = [&](Value value, bool write) {
+    FailureOr<Value> buffer = hostBufferOf(value, launch);
+    if (failed(buffer))
+      access.unknown = true;
+    else if (*buffer)
+      (write ? access.written : access.read).insert(*buffer);
+  };
+  launch.getBody().walk([&](Operation *op) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects) {
+      // Unknown effects (a barrier has none on buffers): whatever buffers
+      // it is given, both ways.
+      for (Value operand : op->getOperands())
+        if (isa<BaseMemRefType>(operand.getType())) {
+          note(operand, false);
+          note(operand, true);
+        }
+      return;
+    }
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (MemoryEffects::EffectInstance &effect : instances) {
+      bool write = isa<MemoryEffects::Write>(effect.getEffect());
+      if (!write && !isa<MemoryEffects::Read>(effect.getEffect()))
+        continue;
+      Value value = effect.getValue();
+      if (!value || !isa<BaseMemRefType>(value.getType()))
+        access.unknown = true;
+      else
+        note(value, write);
+    }
+  });
+  return access;
+}
+
+/// Whether kernels with accesses `a` and `b` must run one after the other.
+bool dependent(const Access &a, const Access &b, bool distinctArguments) {
+  if (a.unknown || b.unknown)
+    return true;
+  auto overlap = [&](const llvm::SetVector<Value> &xs,
+                     const llvm::SetVector<Value> &ys) {
+    return llvm::any_of(xs, [&](Value x) {
+      return llvm::any_of(ys, [&](Value y) {
+        return linnet::mayOverlap(x, y, distinctArguments);
+      });
+    });
+  };
+  return overlap(a.written, b.read) || overlap(a.written, b.written) ||
+         overlap(b.written, a.read);
+}
+
+/// The static bytes of `launch`'s workgroup buffers; none where one is
+/// dynamic.
+std::optional<int64_t> workgroupBytes(gpu::LaunchOp launch) {
+  int64_t bytes = 0;
+  for (BlockArgument buffer : launch.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+      return std::nullopt;
+    bytes += type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  }
+  return bytes;
+}
+
+/// Whether `launch` can be a part of a merged kernel: one block of code, a
+/// grid and a block in x alone, a static block size and shared memory, no
+/// tokens, no private or dynamic shared memory.
+bool isMergeable(gpu::LaunchOp launch) {
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  return launch.getBody().hasOneBlock() && !launch.getAsyncToken() &&
+         launch.getAsyncDependencies().empty() &&
+         !launch.getDynamicSharedMemorySize() && !launch.hasClusterSize() &&
+         launch.getNumPrivateAttributions() == 0 &&
+         launch.getFunction().has_value() && workgroupBytes(launch) &&
+         getConstantIntValue(block.x) && isConstantIntValue(grid.y, 1) &&
+         isConstantIntValue(grid.z, 1) && isConstantIntValue(block.y, 1) &&
+         isConstantIntValue(block.z, 1);
+}
+
+/// The values of the host `launch` takes (its kernel's parameters, but for
+/// constants, which the kernel gets its own copies of).
+llvm::SetVector<Value> parametersOf(gpu::LaunchOp launch) {
+  llvm::SetVector<Value> used;
+  getUsedValuesDefinedAbove(launch.getBody(), used);
+  llvm::SetVector<Value> parameters;
+  for (Value value : used)
+    if (!matchPattern(value, m_Constant()))
+      parameters.insert(value);
+  return parameters;
+}
+
+/// Whether `launch` computes a sine, a cosine or a tangent: such a kernel
+/// stays alone. libdevice's `__nv_sinf` and `__nv_cosf` reduce a large
+/// argument in a local array that ptxas keeps in registers in a kernel of
+/// that loop alone, not in a part of a merged one (a rope's cos beside
+/// another part: a 32-byte stack frame).
+bool computesTrigonometric(gpu::LaunchOp launch) {
+  return launch
+      ->walk([](Operation *op) {
+        return isa<math::SinOp, math::CosOp, math::TanOp>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Launches that become one kernel, all at the first one's place.
+struct Group {
+  SmallVector<gpu::LaunchOp> members;
+  Access access;
+  llvm::SetVector<Value> parameters;
+  int64_t workgroupBytes = 0;
+  bool accepting = true;
+
+  /// The kernel's parameter bytes: the buffers and sizes its parts take,
+  /// and each part's first block and block count.
+  int64_t parameterBytes(const llvm::SetVector<Value> &more) const {
+    llvm::SetVector<Value> all = parameters;
+    all.insert_range(more);
+    int64_t bytes = 16 * int64_t(members.size() + 1);
+    for (Value value : all)
+      bytes += linnet::parameterBytes(value);
+    return bytes;
+  }
+};
+
+/// Adds to `moved` the ops of `anchor`'s block, between it and the launch
+/// being moved, that `value` needs above `anchor`: ops free of memory
+/// effects and allocations, operands first. Returns whether `value` can be
+/// had there.
+bool collectHoisted(Value value, Operation *anchor, DominanceInfo &dominance,
+                    llvm::SetVector<Operation *> &moved) {
+  if (dominance.properlyDominates(value, anchor))
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != anchor->getBlock())
+    return false;
+  if (moved.contains(def))
+    return true;
+  if (def->getNumRegions() != 0 ||
+      !(isMemoryEffectFree(def) || isa<memref::AllocOp>(def)))
+    return false;
+  for (Value operand : def->getOperands())
+    if (!collectHoisted(operand, anchor, dominance, moved))
+      return false;
+  moved.insert(def);
+  return true;
+}
+
+/// Whether the host op `op` lets a later launch move up past it: it has no
+/// effect on memory the launch could see (an allocation, a deallocation of
+/// a buffer the later launch cannot use, a view, arithmetic).
+bool letsLaunchesPass(Operation &op) {
+  if (op.getNumRegions() != 0)
+    return false;
+  return isMemoryEffectFree(&op) || isa<memref::AllocOp, memref::DeallocOp>(op);
+}
+
+class LaunchMerger {
+public:
+  LaunchMerger(func::FuncOp func, RewriterBase &rewriter)
+      : func(func), rewriter(rewriter), dominance(func),
+        distinctArguments(func.isPublic()) {}
+
+  void run() {
+    SmallVector<Block *> blocks;
+    func.walk([&](Block *block) {
+      if (!block->getParentOp()->getParentOfType<gpu::LaunchOp>() &&
+          !isa<gpu::LaunchOp>(block->getParentOp()))
+        blocks.push_back(block);
+    });
+    for (Block *block : blocks)
+      mergeIn(*block);
+    for (Group &group : done)
+      if (group.members.size() > 1)
+        build(group);
+  }
+
+private:
+  void mergeIn(Block &block) {
+    SmallVector<Group> open;
+    auto close = [&] {
+      for (Group &group : open)
+        done.push_back(std::move(group));
+      open.clear();
+    };
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      auto launch = dyn_cast<gpu::LaunchOp>(op);
+      if (!launch) {
+        if (!letsLaunchesPass(op))
+          close();
+        continue;
+      }
+      Group candidate;
+      candidate.members.push_back(launch);
+      candidate.access = accessOf(launch);
+      candidate.accepting =
+          isMergeable(launch) && !computesTrigonometric(launch);
+      if (candidate.accepting) {
+        candidate.parameters = parametersOf(launch);
+        candidate.workgroupBytes = *workgroupBytes(launch);
+      }
+      Group *target = nullptr;
+      llvm::SetVector<Operation *> hoisted;
+      if (candidate.accepting)
+        for (Group &group : llvm::reverse(open)) {
+          if (dependent(candidate.access, group.access, distinctArguments))
+            break;
+          llvm::SetVector<Operation *> needed;
+          if (accepts(group, candidate) &&
+              canHoist(launch, group.members.front(), needed)) {
+            target = &group;
+            hoisted = std::move(needed);
+          }
+        }
+      if (!target) {
+        open.push_back(std::move(candidate));
+        continue;
+      }
+      for (Operation *op : hoisted)
+        rewriter.moveOpBefore(op, target->members.front());
+      target->members.push_back(launch);
+      target->access.append(candidate.access);
+      target->parameters.insert_range(candidate.parameters);
+      target->workgroupBytes += candidate.workgroupBytes;
+    }
+    close();
+  }
+
+  /// Whether `group` can take `candidate` in: block sizes equal, shared
+  /// memory and parameters within a kernel's.
+  bool accepts(const Group &group, const Group &candidate) const {
+    if (!group.accepting)
+      return false;
+    gpu::LaunchOp first = group.members.front(),
+                  launch = candidate.members.front();
+    return getConstantIntValue(first.getBlockSizeX()) ==
+               getConstantIntValue(launch.getBlockSizeX()) &&
+           group.workgroupBytes + candidate.workgroupBytes <=
+               kMaxWorkgroupBytes &&
+           group.parameterBytes(candidate.parameters) <=
+               linnet::kMaxKernelParameterBytes;
+  }
+
+  /// Whether what `launch` takes from the host can be had at `anchor`,
+  /// with the ops in `needed` moved there.
+  bool canHoist(gpu::LaunchOp launch, Operation *anchor,
+                llvm::SetVector<Operation *> &needed) {
+    llvm::SetVector<Value> used;
+    getUsedValuesDefinedAbove(launch.getBody(), used);
+    used.insert_range(launch->getOperands());
+    return llvm::all_of(used, [&](Value value) {
+      return collectHoisted(value, anchor, dominance, needed);
+    });
+  }
+
+  /// `group`'s launches as one at the first one's place, each part in an
+  /// `scf.if` on the block id.
+  void build(Group &group) {
+    gpu::LaunchOp first = group.members.front();
+    Location loc = first.getLoc();
+    rewriter.setInsertionPoint(first);
+    SmallVector<Value> starts;
+    Value total;
+    SmallVector<Type> workgroup;
+    for (gpu::LaunchOp member : group.members) {
+      Value count = member.getGridSizeX();
+      starts.push_back(
+          total ? total
+                : arith::ConstantIndexOp::create(rewriter, loc, 0).getResult());
+      total =
+          total ? arith::AddIOp::create(rewriter, loc, total, count).getResult()
+                : count;
+      for (BlockArgument buffer : member.getWorkgroupAttributions())
+        workgroup.push_back(buffer.getType());
+    }
+    std::string name = first.getFunction()->str() + "_and_" +
+                       std::to_string(group.members.size() - 1);
+    gpu::LaunchOp merged = linnet::createNamedLaunch(
+        rewriter, loc, total, first.getBlockSizeX(), workgroup, name);
+    gpu::KernelDim3 blockIds = merged.getBlockIds();
+    unsigned attribution = 0;
+    for (auto [member, start] : llvm::zip_equal(group.members, starts)) {
+      Value count = member.getGridSizeX();
+      rewriter.setInsertionPoint(merged.getBody().front().getTerminator());
+      Value local = arith::SubIOp::create(rewriter, loc, blockIds.x, start);
+      Value inside = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ult, local, count);
+      auto part = scf::IfOp::create(rewriter, loc, inside, /*withElse=*/false);
+      std::optional<int64_t> blocks = getConstantIntValue(count);
+      if (!blocks) {
+        FailureOr<int64_t> bound =
+            ValueBoundsConstraintSet::computeConstantBound(
+                presburger::BoundType::UB, count, /*stopCondition=*/nullptr,
+                /*closedUB=*/true);
+        if (succeeded(bound))
+          blocks = *bound;
+      }
+      part->setAttr(linnet::kLaunchPartAttr,
+                    blocks ? Attribute(rewriter.getI64IntegerAttr(*blocks))
+                           : Attribute(rewriter.getUnitAttr()));
+      IRMapping mapping;
+      gpu::KernelDim3 memberIds = member.getBlockIds();
+      mapping.map(memberIds.x, local);
+      mapping.map(memberIds.y, blockIds.y);
+      mapping.map(memberIds.z, blockIds.z);
+      gpu::KernelDim3 memberGrid = member.getGridSize(),
+                      grid = merged.getGridSize();
+      mapping.map(memberGrid.x, count);
+      mapping.map(memberGrid.y, grid.y);
+      mapping.map(memberGrid.z, grid.z);
+      for (auto [from, to] :
+           {std::pair{member.getThreadIds(), merged.getThreadIds()},
+            {member.getBlockSize(), merged.getBlockSize()}}) {
+        mapping.map(from.x, to.x);
+        mapping.map(from.y, to.y);
+        mapping.map(from.z, to.z);
+      }
+      for (BlockArgument buffer : member.getWorkgroupAttributions())
+        mapping.map(buffer, merged.getWorkgroupAttributions()[attribution++]);
+      rewriter.setInsertionPoint(part.thenBlock()->getTerminator());
+      for (Operation &op : member.getBody().front().without_terminator())
+        rewriter.clone(op, mapping);
+    }
+    for (gpu::LaunchOp member : group.members)
+      rewriter.eraseOp(member);
+  }
+
+  func::FuncOp func;
+  RewriterBase &rewriter;
+  DominanceInfo dominance;
+  bool distinctArguments;
+  SmallVector<Group> done;
+};
+
+struct CudaMergeLaunchesPass
+    : linnet::impl::LinnetCudaMergeLaunchesBase<CudaMergeLaunchesPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    LaunchMerger(getOperation(), rewriter).run();
+  }
+};
+
+} // namespace

@@ -1,0 +1,247 @@
+// linnet-cuda-merge-launches alone: launches of one block of host code that
+// neither read nor write what another writes become one launch of the sum
+// of their grids, each part in an scf.if on the block id (counted from the
+// part's first block) that carries its block count; a launch moves up past
+// independent launches and past ops free of memory effects, taking along
+// what it needs, never past another host op; dependent launches, launches
+// of other block sizes and a kernel computing a sine stay apart.
+// RUN: linnet-opt %s --linnet-cuda-merge-launches --split-input-file | FileCheck %s
+
+// Two projections of one input, with the second's buffer allocated between
+// them: one launch of 2 + 3 blocks; the allocation moves up.
+// CHECK-LABEL: func.func @independent
+// CHECK-SAME: (%[[X:.*]]: memref<160xf32>, %[[A:.*]]: memref<64xf32>)
+// CHECK: %[[B:.*]] = memref.alloc() : memref<96xf32>
+// CHECK: %[[TOTAL:.*]] = arith.addi %c2, %c3
+// CHECK: gpu.launch blocks(%[[BX:[^,]*]], {{.*}} in ({{.*}} = %[[TOTAL]], {{.*}} module(@independent_kernels) function(@independent_0_generic_and_1)
+// CHECK:   %[[FIRST:.*]] = arith.subi %[[BX]], %c0
+// CHECK:   %[[IN0:.*]] = arith.cmpi ult, %[[FIRST]], %c2
+// CHECK:   scf.if %[[IN0]] {
+// CHECK:     arith.muli %[[FIRST]], %c32
+// CHECK:     memref.store %{{.*}}, %[[A]]
+// CHECK:   } {linnet.launch_part = 2 : i64}
+// CHECK:   %[[SECOND:.*]] = arith.subi %[[BX]], %c2
+// CHECK:   %[[IN1:.*]] = arith.cmpi ult, %[[SECOND]], %c3
+// CHECK:   scf.if %[[IN1]] {
+// CHECK:     arith.muli %[[SECOND]], %c32
+// CHECK:     memref.store %{{.*}}, %[[B]]
+// CHECK:   } {linnet.launch_part = 3 : i64}
+// CHECK:   gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return %[[B]]
+func.func @independent(%x: memref<160xf32>, %a: memref<64xf32>) -> memref<96xf32> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %bx, %c32 : index
+    %j = arith.addi %i, %tx : index
+    %v = memref.load %x[%j] : memref<160xf32>
+    memref.store %v, %a[%j] : memref<64xf32>
+    gpu.terminator
+  } {module = @independent_kernels, function = @independent_0_generic}
+  %b = memref.alloc() : memref<96xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c3, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %bx, %c32 : index
+    %j = arith.addi %i, %tx : index
+    %k = arith.addi %j, %c32 : index
+    %v = memref.load %x[%k] : memref<160xf32>
+    memref.store %v, %b[%j] : memref<96xf32>
+    gpu.terminator
+  } {module = @independent_kernels, function = @independent_1_generic}
+  return %b : memref<96xf32>
+}
+
+// -----
+
+// The second reads what the first writes, the third neither: the third
+// moves past the second into the first's launch, the second stays after it.
+// A part's grid size is its own.
+// CHECK-LABEL: func.func @past_a_dependent
+// CHECK: gpu.launch {{.*}} function(@past_a_dependent_0_generic_and_1)
+// CHECK:   scf.if
+// CHECK:     memref.store %{{.*}}, %[[T:.*]][
+// CHECK:   } {linnet.launch_part = 1 : i64}
+// CHECK:   scf.if
+// CHECK:     arith.addi %{{.*}}, %c1
+// CHECK:     memref.store
+// CHECK:   } {linnet.launch_part = 1 : i64}
+// CHECK: gpu.launch {{.*}} function(@past_a_dependent_1_generic)
+// CHECK:   memref.load %[[T]]
+// CHECK-NOT: gpu.launch
+func.func @past_a_dependent(%x: memref<32xf32>, %t: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %t[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @past_a_dependent_kernels, function = @past_a_dependent_0_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %t[%tx] : memref<32xf32>
+    memref.store %v, %y[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @past_a_dependent_kernels, function = @past_a_dependent_1_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    %blocks = arith.addi %gx, %c1 : index
+    %f = arith.index_cast %blocks : index to i32
+    %g = arith.sitofp %f : i32 to f32
+    %s = arith.addf %v, %g : f32
+    memref.store %s, %z[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @past_a_dependent_kernels, function = @past_a_dependent_2_generic}
+  return
+}
+
+// -----
+
+// Disjoint slices of one buffer (ValueBounds tells them apart) are written
+// by one launch; overlapping ones are not.
+// CHECK-LABEL: func.func @slices
+// CHECK: gpu.launch {{.*}} function(@slices_0_generic_and_1)
+// CHECK: gpu.launch {{.*}} function(@slices_2_generic)
+// CHECK-NOT: gpu.launch
+func.func @slices(%x: memref<32xf32>, %out: memref<96xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %low = memref.subview %out[0] [32] [1] : memref<96xf32> to memref<32xf32, strided<[1]>>
+  %high = memref.subview %out[32] [32] [1] : memref<96xf32> to memref<32xf32, strided<[1], offset: 32>>
+  %middle = memref.subview %out[16] [32] [1] : memref<96xf32> to memref<32xf32, strided<[1], offset: 16>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %low[%tx] : memref<32xf32, strided<[1]>>
+    gpu.terminator
+  } {module = @slices_kernels, function = @slices_0_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %high[%tx] : memref<32xf32, strided<[1], offset: 32>>
+    gpu.terminator
+  } {module = @slices_kernels, function = @slices_1_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %middle[%tx] : memref<32xf32, strided<[1], offset: 16>>
+    gpu.terminator
+  } {module = @slices_kernels, function = @slices_2_generic}
+  return
+}
+
+// -----
+
+// An entry's arguments are distinct buffers; a private function's may be
+// one buffer twice, so a write to one and a read of the other stay apart.
+// CHECK-LABEL: func.func @entry
+// CHECK: gpu.launch {{.*}} function(@entry_0_generic_and_1)
+// CHECK-NOT: gpu.launch
+// CHECK-LABEL: func.func private @private
+// CHECK: gpu.launch {{.*}} function(@private_0_generic)
+// CHECK: gpu.launch {{.*}} function(@private_1_generic)
+func.func @entry(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %y[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @entry_kernels, function = @entry_0_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %z[%tx] : memref<32xf32>
+    memref.store %v, %z[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @entry_kernels, function = @entry_1_generic}
+  return
+}
+func.func private @private(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %y[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @private_kernels, function = @private_0_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %z[%tx] : memref<32xf32>
+    memref.store %v, %z[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @private_kernels, function = @private_1_generic}
+  return
+}
+
+// -----
+
+// A host access (here a store) keeps the launches before it apart from
+// those after it; a launch of another block size, or one writing what that
+// one writes, stays alone, and so does a kernel computing a sine. The
+// second launch and the fourth, of a run-time grid (a part of no constant
+// bound), are one.
+// CHECK-LABEL: func.func @apart
+// CHECK: gpu.launch {{.*}} function(@apart_0_generic)
+// CHECK: memref.store
+// CHECK: gpu.launch {{.*}} function(@apart_1_generic_and_1)
+// CHECK:   } {linnet.launch_part = 1 : i64}
+// CHECK:   } {linnet.launch_part}
+// CHECK: gpu.launch {{.*}} function(@apart_2_generic)
+// CHECK: gpu.launch {{.*}} function(@apart_4_generic)
+// CHECK: gpu.launch {{.*}} function(@apart_5_generic)
+// CHECK-NOT: gpu.launch
+func.func @apart(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>, %w: memref<?xf32>, %n: index, %s: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %y[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @apart_kernels, function = @apart_0_generic}
+  memref.store %zero, %s[%c1] : memref<32xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %z[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @apart_kernels, function = @apart_1_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %x[%c0] : memref<32xf32>
+    memref.store %v, %w[%tx] : memref<?xf32>
+    gpu.terminator
+  } {module = @apart_kernels, function = @apart_2_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %s[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @apart_kernels, function = @apart_3_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %x[%c0] : memref<32xf32>
+    memref.store %v, %w[%bx] : memref<?xf32>
+    gpu.terminator
+  } {module = @apart_kernels, function = @apart_4_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %x[%tx] : memref<32xf32>
+    %sine = math.sin %v : f32
+    memref.store %sine, %x[%c0] : memref<32xf32>
+    gpu.terminator
+  } {module = @apart_kernels, function = @apart_5_generic}
+  return
+}
