@@ -5,7 +5,8 @@ launches and bytes, and sets them beside the least any decode step can move, com
 the config and MODEL.md's tensor table (every weight a token needs once: the embedding's one
 row, the 8 routed experts of 256, everything else whole; the DeltaNet layers' recurrent state
 and conv history read and written once; the attention caches at a short context). Prints both,
-their ratio, and the step's time at 4.3 TB/s plus 2 us a launch against issue 14's 1.75 ms.
+their ratio, the step's time at 4.3 TB/s plus 2 us a launch against issue 14's 1.75 ms, and the
+times the step waits for the device (not in that time).
 
     bench/cuda_decode_estimate.py [--build DIR] [--config JSON]
 
@@ -72,8 +73,8 @@ def main():
             "--bind", args.config, "--bind", "Batch=1", "--bind", "MaxSeq=9216",
             "-o", os.path.join(work, "model")])
     line = re.search(r"^entry `decode`: (\d+) launches; they move ([\d.]+) (MiB|KiB|B) "
-                     r"\(([\d.]+) us at [\d.]+ TB/s\)(?: and (\d+) buffers of a run-time size)?",
-                     out, re.M)
+                     r"\(([\d.]+) us at [\d.]+ TB/s\)(?: and (\d+) buffers of a run-time size)?"
+                     r".*; (\d+) waits for the device$", out, re.M)
     if not line:
         sys.exit("no `decode` line in the report:\n" + out[-2000:])
     launches = int(line.group(1))
@@ -88,6 +89,8 @@ def main():
           f"{f'; {unbounded} buffers of a run-time size not counted' if unbounded else ''})"
           f"  {memory * 1e6:7.1f} us")
     print(f"  launches: {launches} ({starts * 1e6:.1f} us at {LAUNCH * 1e6:.0f} us each)")
+    print(f"  waits for the device: {line.group(6)} (not in the step's time: each drains the "
+          f"stream, so the launch after it starts late)")
     print(f"  a step: {(memory + starts) * 1e6:.1f} us against {TARGET * 1e6:.0f} us "
           f"({(memory + starts) / TARGET:.2f}x the target; the bytes alone "
           f"{memory / TARGET:.2f}x)")

@@ -2,7 +2,8 @@
 //
 // Puts a function's linalg ops in the form dispatch-region formation
 // expects: elementwise producers fused into their consumers without
-// recomputation, transposes read in place, contractions as named ops.
+// recomputation, transposes read in place, contractions as named ops, an
+// element of a uniform tensor (a constant fill) the value itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 #include "linnet/Codegen/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace linnet {
@@ -54,6 +56,44 @@ void specializeContraction(RewriterBase &rewriter, linalg::GenericOp generic) {
   rewriter.replaceOp(generic, named->getOperation()->getResults());
 }
 
+/// An element of a tensor every element of which is one value: a fill's,
+/// or a generic's of parallel loops whose body yields a value from outside
+/// or a scalar input (`x / sqrt(Dk)` with the divisor a 0-d tensor filled
+/// with a constant).
+/// The value itself: on a GPU the tensor would be a kernel and the element
+/// a host read of device memory, after a wait for the device.
+struct ExtractOfUniformTensor : OpRewritePattern<tensor::ExtractOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExtractOp extract,
+                                PatternRewriter &rewriter) const override {
+    auto result = dyn_cast<OpResult>(extract.getTensor());
+    if (!result)
+      return failure();
+    if (auto fill = dyn_cast<linalg::FillOp>(result.getOwner())) {
+      rewriter.replaceOp(extract, fill.value());
+      return success();
+    }
+    auto generic = dyn_cast<linalg::GenericOp>(result.getOwner());
+    if (!generic || generic.getNumReductionLoops() != 0)
+      return failure();
+    Value yielded = generic.getBody()->getTerminator()->getOperand(
+        result.getResultNumber());
+    // A scalar input (a generalized fill's value) is a value from outside.
+    if (auto argument = dyn_cast<BlockArgument>(yielded);
+        argument && argument.getOwner() == generic.getBody() &&
+        argument.getArgNumber() < generic.getNumDpsInputs()) {
+      Value input = generic.getDpsInputOperand(argument.getArgNumber())->get();
+      if (!isa<ShapedType>(input.getType()))
+        yielded = input;
+    }
+    if (generic.getRegion().isAncestor(yielded.getParentRegion()))
+      return failure();
+    rewriter.replaceOp(extract, yielded);
+    return success();
+  }
+};
+
 /// Puts the operations in the form the rest of the pass expects: elementwise
 /// producers fused into their single consumer, then contractions as named
 /// ops (they vectorize straight to `vector.contract`, masks included), and
@@ -80,6 +120,7 @@ LogicalResult prepareOps(func::FuncOp func, RewriterBase &rewriter) {
            (consumer.getMatchingIndexingMap(fused).isPermutation() ||
             isDataMovement(producer));
   });
+  patterns.add<ExtractOfUniformTensor>(func.getContext());
   if (failed(applyPatternsGreedily(func, std::move(patterns))))
     return failure();
   SmallVector<linalg::GenericOp> generics;

@@ -4,7 +4,9 @@
 // generic (MLIR 22's specialization would drop it); a computing producer
 // read through a broadcasting map (a SiLU feeding the experts' down
 // projection) stays a producer of its own instead of being recomputed per
-// output column; a plain matmul becomes linalg.matmul.
+// output column; a plain matmul becomes linalg.matmul; an element of a
+// tensor filled with one value (a fill, or a generic yielding a value from
+// outside) is that value.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-prepare))" | FileCheck %s
 
 #id = affine_map<(i, j) -> (i, j)>
@@ -94,4 +96,34 @@ func.func @silu_into_reduction(%x: tensor<4x128xf32>, %w: tensor<64x128xf32>) ->
     linalg.yield %t : f32
   } -> tensor<4x64xf32>
   return %y : tensor<4x64xf32>
+}
+
+// CHECK-LABEL: func.func @uniform_elements
+// CHECK-SAME: (%[[X:.*]]: tensor<8xf32>, %[[V:.*]]: f32)
+// CHECK-DAG: %[[C:.*]] = arith.constant 1.131370e+01 : f32
+// CHECK-NOT: tensor.extract
+// CHECK: arith.divf %{{.*}}, %[[C]]
+// CHECK: arith.mulf %{{.*}}, %[[V]]
+func.func @uniform_elements(%x: tensor<8xf32>, %v: f32) -> tensor<8xf32> {
+  %scale = arith.constant 11.3137 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %s = linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
+      outs(%e0 : tensor<f32>) {
+  ^bb0(%o: f32):
+    linalg.yield %scale : f32
+  } -> tensor<f32>
+  %d = tensor.extract %s[] : tensor<f32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%v : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %c2 = arith.constant 2 : index
+  %w = tensor.extract %f[%c2] : tensor<4xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e2 : tensor<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %q = arith.divf %a, %d : f32
+    %r = arith.mulf %q, %w : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %y : tensor<8xf32>
 }

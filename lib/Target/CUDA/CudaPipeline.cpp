@@ -68,7 +68,11 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   funcPm.addPass(createLinnetCudaVersionProducts(versions));
   LinnetCudaSelectLoweringConfigOptions tiling;
   tiling.threadsPerBlock = options.threadsPerBlock;
-  funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
+  // First only the ops tiled as ops; everything else once the other linnet
+  // ops are linalg too, so that what they become fuses with its neighbours.
+  LinnetCudaSelectLoweringConfigOptions specialTiling = tiling;
+  specialTiling.specialOpsOnly = true;
+  funcPm.addPass(createLinnetCudaSelectLoweringConfig(specialTiling));
   // A reduction shares a kernel with its consumer; a region of one tile
   // stays a kernel with its producers, not folded.
   LinnetCodegenFormDispatchRegionsOptions regions;

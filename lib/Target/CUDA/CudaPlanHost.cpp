@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
@@ -38,7 +39,6 @@ using linnet::rootOf;
 
 namespace {
 
-constexpr llvm::StringLiteral kSynchronize = "linnet_device_synchronize";
 /// A bookkeeping array larger than this stays on the heap.
 constexpr int64_t kMaxStackBytes = 64 * 1024;
 
@@ -239,7 +239,14 @@ bool usedByHostAlone(Value value) {
 
 void bookkeepingOnStack(RewriterBase &rewriter, func::FuncOp func) {
   SmallVector<memref::AllocOp> allocations;
-  for (auto alloc : func.getBody().front().getOps<memref::AllocOp>()) {
+  SmallVector<memref::AllocOp> candidates;
+  // In the body or a branch of it (a versioned function's), not in a loop,
+  // where each iteration would take more stack, nor in a kernel.
+  func.walk([&](memref::AllocOp alloc) {
+    if (!insideLaunch(alloc) && !alloc->getParentOfType<LoopLikeOpInterface>())
+      candidates.push_back(alloc);
+  });
+  for (memref::AllocOp alloc : candidates) {
     MemRefType type = alloc.getType();
     if (!type.hasStaticShape() || !type.getElementType().isIntOrIndexOrFloat())
       continue;
@@ -354,7 +361,8 @@ private:
 
   void synchronizeBefore(Operation *op) {
     OpBuilder builder(op);
-    func::CallOp::create(builder, op->getLoc(), kSynchronize, TypeRange{});
+    func::CallOp::create(builder, op->getLoc(), linnet::kDeviceSynchronize,
+                         TypeRange{});
     needsDeclaration = true;
   }
 
@@ -420,10 +428,11 @@ struct CudaPlanHostPass
     SynchronizationPlan plan(module);
     for (func::FuncOp func : module.getOps<func::FuncOp>())
       plan.place(func);
-    if (plan.needsDeclaration && !module.lookupSymbol(kSynchronize)) {
+    if (plan.needsDeclaration &&
+        !module.lookupSymbol(linnet::kDeviceSynchronize)) {
       OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
       auto declaration = func::FuncOp::create(
-          builder, module.getLoc(), kSynchronize,
+          builder, module.getLoc(), linnet::kDeviceSynchronize,
           builder.getFunctionType(TypeRange{}, TypeRange{}));
       declaration.setPrivate();
     }

@@ -120,6 +120,8 @@ struct CudaSelectLoweringConfigPass
       linnet::codegen::setLoweringConfig(
           op, linnet::LoweringConfigAttr::get(context, *tile, none, none));
     });
+    if (specialOpsOnly)
+      return;
     getOperation().walk([&](linalg::LinalgOp op) {
       // A configuration pinned in the input is kept.
       if (!op.hasPureTensorSemantics() ||

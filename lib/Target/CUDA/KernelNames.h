@@ -17,6 +17,9 @@
 
 namespace linnet {
 
+/// The runtime function the host plan calls to wait for the device.
+constexpr llvm::StringLiteral kDeviceSynchronize = "linnet_device_synchronize";
+
 /// `<func>_<index>_<kind>_<file stem>_<line>`, the line that of the
 /// innermost Linnet source in `loc`'s call-site chain (none when `kind` is
 /// empty or `loc` has none), every character but letters and digits `_`

@@ -5,6 +5,7 @@
 #include "linnet/Basic/Errors.h"
 #include "linnet/Codegen/ShapeBounds.h"
 
+#include "KernelNames.h"
 #include "LaunchParts.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -607,9 +608,16 @@ std::vector<EntryLaunches> collectEntryLaunches(ModuleOp module) {
   ModuleOp analysed = succeeded(pm.run(*specialized)) ? *specialized : module;
   LaunchCollector collector(analysed);
   std::vector<EntryLaunches> entries;
-  for (auto function : analysed.getOps<func::FuncOp>())
-    if (!function.isExternal() && function->hasAttr("llvm.emit_c_interface"))
-      entries.push_back({function.getSymName().str(), collector.of(function)});
+  for (auto function : analysed.getOps<func::FuncOp>()) {
+    if (function.isExternal() || !function->hasAttr("llvm.emit_c_interface"))
+      continue;
+    EntryLaunches entry{function.getSymName().str(), collector.of(function)};
+    function.walk([&](func::CallOp call) {
+      if (call.getCallee() == kDeviceSynchronize)
+        entry.waits += hostRuns(call);
+    });
+    entries.push_back(std::move(entry));
+  }
   return entries;
 }
 
@@ -676,7 +684,7 @@ bool printKernelReport(llvm::raw_ostream &os,
       os << " and " << dynamic << " buffers of a run-time size";
     os << llvm::format("; with %.1f us a launch, %.1f us a call",
                        secondsPerLaunch * 1e6, memory + starts)
-       << "\n";
+       << "; " << entry.waits << " waits for the device\n";
   }
   if (missing)
     os << missing << " launched kernels are missing from the cubins\n";

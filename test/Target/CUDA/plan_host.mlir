@@ -87,6 +87,61 @@ func.func @read_after_launch(%arg: memref<8xi64>) -> i64 {
 
 // -----
 
+// A reshape's shape array in a branch (a versioned function's) goes on the
+// stack too, and its stores need no wait after the launch; one in a loop
+// stays on the heap (each iteration would take more stack), and its
+// stores wait.
+// CHECK-LABEL: func.func @shapes_in_branches
+// CHECK: scf.if
+// CHECK:   gpu.launch
+// CHECK:   %[[SHAPE:.*]] = memref.alloca() : memref<2xindex>
+// CHECK-NOT: linnet_device_synchronize
+// CHECK:   memref.store %{{.*}}, %[[SHAPE]]
+// CHECK:   memref.reshape
+// CHECK: scf.for
+// CHECK:   gpu.launch
+// CHECK:   memref.alloc() : memref<2xindex>
+// CHECK:   call @linnet_device_synchronize()
+// CHECK:   memref.store
+func.func @shapes_in_branches(%x: memref<8xf32>, %y: memref<8xf32>, %few: i1) -> memref<2x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.if %few -> memref<2x4xf32> {
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%tx] : memref<8xf32>
+      memref.store %v, %y[%tx] : memref<8xf32>
+      gpu.terminator
+    }
+    %shape = memref.alloc() : memref<2xindex>
+    memref.store %c2, %shape[%c0] : memref<2xindex>
+    memref.store %c4, %shape[%c1] : memref<2xindex>
+    %m = memref.reshape %y(%shape) : (memref<8xf32>, memref<2xindex>) -> memref<2x4xf32>
+    scf.yield %m : memref<2x4xf32>
+  } else {
+    %m = memref.expand_shape %x [[0, 1]] output_shape [2, 4] : memref<8xf32> into memref<2x4xf32>
+    scf.yield %m : memref<2x4xf32>
+  }
+  scf.for %i = %c0 to %c2 step %c1 {
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%tx] : memref<8xf32>
+      memref.store %v, %y[%tx] : memref<8xf32>
+      gpu.terminator
+    }
+    %shape = memref.alloc() : memref<2xindex>
+    memref.store %c2, %shape[%c0] : memref<2xindex>
+    memref.store %c4, %shape[%c1] : memref<2xindex>
+    %m = memref.reshape %y(%shape) : (memref<8xf32>, memref<2xindex>) -> memref<2x4xf32>
+    memref.dealloc %shape : memref<2xindex>
+  }
+  return %r : memref<2x4xf32>
+}
+
+// -----
+
 // A function that launches waits at its first access (its caller may have
 // left a launch running); a call of it leaves one running; a function that
 // does not launch has no wait of its own and its caller waits before

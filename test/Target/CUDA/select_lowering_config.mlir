@@ -3,9 +3,11 @@
 // first, one thread each; reductions stay whole. A warp reduction (an input
 // laid out along the reduced axis, none read along it laid out along
 // another) takes an output per warp. A pinned configuration is kept. An op
-// tiled as an op gets a tile only where its shapes are static.
+// tiled as an op gets a tile only where its shapes are static; with
+// special-ops-only, nothing else gets one.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config))" | FileCheck %s
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config{threads-per-block=64}))" | FileCheck %s --check-prefix=SMALL
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config{special-ops-only=true}))" | FileCheck %s --check-prefix=SPECIAL
 
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
@@ -80,7 +82,12 @@ func.func @ops(%x: tensor<?x512xf32>, %n: tensor<?x4xf32>, %a: tensor<64x128xf32
 // The delta rule of a decode step (every shape static) is tiled as an op, a
 // row and a head a block: its scan one kernel. With a dynamic sequence (a
 // prefill) a tile would hold buffers of no bound, so it gets no tile and is
-// lowered where it is.
+// lowered where it is. With special-ops-only (the pipeline's first
+// selection) the delta rule of a decode step is all that gets one.
+// SPECIAL-LABEL: func.func @delta_rules
+// SPECIAL: linnet.delta_rule {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>
+// SPECIAL-LABEL: func.func @consumers
+// SPECIAL-NOT: lowering_config
 // CHECK-LABEL: func.func @delta_rules
 // CHECK: linnet.delta_rule {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>
 // CHECK: linnet.delta_rule

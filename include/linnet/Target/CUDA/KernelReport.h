@@ -79,6 +79,10 @@ struct KernelLaunch {
 struct EntryLaunches {
   std::string entry;
   std::vector<KernelLaunch> launches;
+  /// The times one call waits for the device (the host plan's calls of
+  /// `linnet_device_synchronize`, in host loops counted as launches are):
+  /// each drains the stream, so the next launch's start is not hidden.
+  uint64_t waits = 0;
 };
 
 /// The launches of each public host function of `module` (stage Kernels:

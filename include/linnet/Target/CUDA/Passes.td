@@ -28,11 +28,17 @@ def LinnetCudaSelectLoweringConfig
     region). The delta rule and attention, where all their shapes are
     static (a decode step), are tiled as ops: a row and a (key) head a
     block. A configuration already
-    present is kept.
+    present is kept. With `special-ops-only`, only those get one: the
+    pipeline's first selection, before they are lowered inside their
+    regions, leaves every other op to the second, after the other linnet
+    ops are lowered, so that their linalg neighbours (a conv's SiLU) share
+    their regions.
   }];
   let options = [
     Option<"threadsPerBlock", "threads-per-block", "int64_t", "256",
            "Parallel iterations in one block's tile">,
+    Option<"specialOpsOnly", "special-ops-only", "bool", "false",
+           "Configure only the ops tiled as ops (the delta rule, attention)">,
   ];
   let dependentDialects = ["::linnet::LinnetDialect"];
 }
