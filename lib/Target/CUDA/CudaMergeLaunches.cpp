@@ -41,99 +41,6 @@ namespace {
 /// The most static shared memory a block has without opting in to more.
 constexpr int64_t kMaxWorkgroupBytes = 48 * 1024;
 
-/// The host's buffer (a value defined outside `launch`) that `value`, used
-/// inside it, is a view of; null for the kernel's own buffers (a block's
-/// workgroup buffers, an allocation inside); failure where it cannot be
-/// told (a loop's carried buffer).
-FailureOr<Value> hostBufferOf(Value value, gpu::LaunchOp launch) {
-  Region &body = launch.getBody();
-  while (true) {
-    if (!body.isAncestor(value.getParentRegion()))
-      return value;
-    if (auto argument = dyn_cast<BlockArgument>(value)) {
-      if (argument.getOwner() == &body.front())
-        return Value();
-      return failure();
-    }
-    Operation *def = value.getDefiningOp();
-    if (isa<memref::AllocOp, memref::AllocaOp>(def))
-      return Value();
-    Value source = linnet::viewSourceOf(value);
-    if (!source)
-      return failure();
-    value = source;
-  }
-}
-
-/// The host's buffers a kernel reads and writes.
-struct Access {
-  llvm::SetVector<Value> read, written;
-  /// An effect on memory that cannot be traced to a buffer: the kernel
-  /// depends on every other.
-  bool unknown = false;
-
-  void append(const Access &other) {
-    read.insert_range(other.read);
-    written.insert_range(other.written);
-    unknown |= other.unknown;
-  }
-};
-
-Access accessOf(gpu::LaunchOp launch) {
-  Access access;
-  auto note = [&](Value value, bool write) {
-    FailureOr<Value> buffer = hostBufferOf(value, launch);
-    if (failed(buffer))
-      access.unknown = true;
-    else if (*buffer)
-      (write ? access.written : access.read).insert(*buffer);
-  };
-  launch.getBody().walk([&](Operation *op) {
-    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-      return;
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects) {
-      // Unknown effects (a barrier has none on buffers): whatever buffers
-      // it is given, both ways.
-      for (Value operand : op->getOperands())
-        if (isa<BaseMemRefType>(operand.getType())) {
-          note(operand, false);
-          note(operand, true);
-        }
-      return;
-    }
-    SmallVector<MemoryEffects::EffectInstance> instances;
-    effects.getEffects(instances);
-    for (MemoryEffects::EffectInstance &effect : instances) {
-      bool write = isa<MemoryEffects::Write>(effect.getEffect());
-      if (!write && !isa<MemoryEffects::Read>(effect.getEffect()))
-        continue;
-      Value value = effect.getValue();
-      if (!value || !isa<BaseMemRefType>(value.getType()))
-        access.unknown = true;
-      else
-        note(value, write);
-    }
-  });
-  return access;
-}
-
-/// Whether kernels with accesses `a` and `b` must run one after the other.
-bool dependent(const Access &a, const Access &b, bool distinctArguments) {
-  if (a.unknown || b.unknown)
-    return true;
-  auto overlap = [&](const llvm::SetVector<Value> &xs,
-                     const llvm::SetVector<Value> &ys) {
-    return llvm::any_of(xs, [&](Value x) {
-      return llvm::any_of(ys, [&](Value y) {
-        return linnet::mayOverlap(x, y, distinctArguments);
-      });
-    });
-  };
-  return overlap(a.written, b.read) || overlap(a.written, b.written) ||
-         overlap(b.written, a.read);
-}
-
 /// The static bytes of `launch`'s workgroup buffers; none where one is
 /// dynamic.
 std::optional<int64_t> workgroupBytes(gpu::LaunchOp launch) {
@@ -193,7 +100,7 @@ bool computesTrigonometric(gpu::LaunchOp launch) {
 /// Launches that become one kernel, all at the first one's place.
 struct Group {
   SmallVector<gpu::LaunchOp> members;
-  Access access;
+  linnet::LaunchAccess access;
   llvm::SetVector<Value> parameters;
   int64_t workgroupBytes = 0;
   bool accepting = true;
@@ -244,9 +151,10 @@ bool letsLaunchesPass(Operation &op) {
 
 class LaunchMerger {
 public:
-  LaunchMerger(func::FuncOp func, RewriterBase &rewriter)
+  LaunchMerger(func::FuncOp func, RewriterBase &rewriter,
+               bool distinctArguments)
       : func(func), rewriter(rewriter), dominance(func),
-        distinctArguments(func.isPublic()) {}
+        distinctArguments(distinctArguments) {}
 
   void run() {
     SmallVector<Block *> blocks;
@@ -279,7 +187,7 @@ private:
       }
       Group candidate;
       candidate.members.push_back(launch);
-      candidate.access = accessOf(launch);
+      candidate.access = linnet::accessOf(launch);
       candidate.accepting =
           isMergeable(launch) && !computesTrigonometric(launch);
       if (candidate.accepting) {
@@ -290,7 +198,8 @@ private:
       llvm::SetVector<Operation *> hoisted;
       if (candidate.accepting)
         for (Group &group : llvm::reverse(open)) {
-          if (dependent(candidate.access, group.access, distinctArguments))
+          if (linnet::dependent(candidate.access, group.access,
+                                distinctArguments))
             break;
           llvm::SetVector<Operation *> needed;
           if (accepts(group, candidate) &&
@@ -423,7 +332,14 @@ struct CudaMergeLaunchesPass
     : linnet::impl::LinnetCudaMergeLaunchesBase<CudaMergeLaunchesPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    LaunchMerger(getOperation(), rewriter).run();
+    // Whether a function's arguments are distinct asks its callers: all
+    // answered before any function changes.
+    SmallVector<std::pair<func::FuncOp, bool>> funcs;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        funcs.push_back({func, linnet::argumentsAreDistinct(func)});
+    for (auto [func, distinctArguments] : funcs)
+      LaunchMerger(func, rewriter, distinctArguments).run();
   }
 };
 

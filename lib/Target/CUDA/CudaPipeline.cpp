@@ -102,7 +102,7 @@ void addKernelsStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   host.threadsPerBlock = options.threadsPerBlock;
   host.synchronize = !options.emulated;
   pm.addPass(createLinnetCudaPlanHost(host));
-  pm.nest<func::FuncOp>().addPass(createLinnetCudaMergeLaunches());
+  pm.addPass(createLinnetCudaMergeLaunches());
   if (options.emulated) {
     pm.nest<func::FuncOp>().addPass(createLinnetCudaEmulateLaunches());
     addCleanup(pm);

@@ -21,6 +21,7 @@
 #include "PassDetail.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -77,8 +78,8 @@ int64_t parameterBytes(memref::CopyOp copy) {
 /// independent of each other, as many as a kernel's parameters hold. A
 /// group is one kernel (the 30 conv histories a decode step writes back:
 /// two launches, not 30).
-SmallVector<SmallVector<memref::CopyOp>> groupCopies(func::FuncOp func) {
-  bool distinctArguments = func.isPublic();
+SmallVector<SmallVector<memref::CopyOp>> groupCopies(func::FuncOp func,
+                                                     bool distinctArguments) {
   SmallVector<SmallVector<memref::CopyOp>> groups;
   Operation *lastCopy = nullptr;
   int64_t groupBytes = 0;
@@ -268,6 +269,92 @@ void bookkeepingOnStack(RewriterBase &rewriter, func::FuncOp func) {
   }
 }
 
+// --- Device reads in the kernels that use them ----------------------------
+
+/// Whether the host ops strictly between `from` and `to` (one block) leave
+/// what `load` reads as it was: launches that write none of it, and ops
+/// that write no memory.
+bool keepsLoadedBuffer(memref::LoadOp load, Operation *to,
+                       bool distinctArguments) {
+  for (Operation *op = load->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+      linnet::LaunchAccess access = linnet::accessOf(launch);
+      if (access.unknown || llvm::any_of(access.written, [&](Value written) {
+            return mayOverlap(written, load.getMemRef(), distinctArguments);
+          }))
+        return false;
+      continue;
+    }
+    if (op->getNumRegions() != 0)
+      return false;
+    if (!isMemoryEffectFree(op) && !isa<memref::AllocOp, memref::AllocaOp,
+                                        memref::DeallocOp, memref::LoadOp>(op))
+      return false;
+  }
+  return true;
+}
+
+/// A host load of device memory (the position a decode step is given)
+/// whose value reaches, through ops free of memory effects in its block (an
+/// index cast, a subview of the attention cache), only kernels: each of
+/// them loads it instead, so the host neither reads device memory nor waits
+/// for the device there. Only where nothing between the load and a kernel
+/// using it may write what it reads, the kernel included.
+void sinkDeviceReads(RewriterBase &rewriter, func::FuncOp func,
+                     bool distinctArguments) {
+  SmallVector<memref::LoadOp> loads;
+  func.walk([&](memref::LoadOp load) {
+    if (!insideLaunch(load) && !hostOnly(load.getMemRef()))
+      loads.push_back(load);
+  });
+  for (memref::LoadOp load : loads) {
+    llvm::SetVector<Operation *> slice;
+    slice.insert(load);
+    llvm::SetVector<gpu::LaunchOp> kernels;
+    bool sinkable = true;
+    for (unsigned i = 0; i < slice.size() && sinkable; ++i)
+      for (Operation *user : slice[i]->getUsers()) {
+        if (auto launch = user->getParentOfType<gpu::LaunchOp>()) {
+          kernels.insert(launch);
+          continue;
+        }
+        if (!isa<gpu::LaunchOp>(user) && user->getBlock() == load->getBlock() &&
+            user->getNumRegions() == 0 && isMemoryEffectFree(user)) {
+          slice.insert(user);
+          continue;
+        }
+        sinkable = false;
+        break;
+      }
+    if (!sinkable || kernels.empty() ||
+        llvm::any_of(kernels, [&](gpu::LaunchOp launch) {
+          return launch->getBlock() != load->getBlock() ||
+                 !keepsLoadedBuffer(load, launch->getNextNode(),
+                                    distinctArguments);
+        }))
+      continue;
+    SmallVector<Operation *> ordered(slice.begin(), slice.end());
+    llvm::sort(ordered, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    for (gpu::LaunchOp launch : kernels) {
+      IRMapping mapping;
+      rewriter.setInsertionPointToStart(&launch.getBody().front());
+      for (Operation *op : ordered) {
+        Operation *copy = rewriter.clone(*op, mapping);
+        for (auto [from, to] :
+             llvm::zip_equal(op->getResults(), copy->getResults()))
+          rewriter.replaceUsesWithIf(from, to, [&](OpOperand &use) {
+            return launch->isProperAncestor(use.getOwner());
+          });
+      }
+    }
+    for (Operation *op : llvm::reverse(ordered))
+      rewriter.eraseOp(op);
+  }
+}
+
 // --- Waiting for the device -----------------------------------------------
 
 /// Places the waits of one module: which functions launch kernels (or call
@@ -410,10 +497,16 @@ struct CudaPlanHostPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     IRRewriter rewriter(&getContext());
+    // Whether a function's arguments are distinct asks its callers: all
+    // answered before any function changes.
+    llvm::DenseMap<Operation *, bool> distinct;
+    for (func::FuncOp func : module.getOps<func::FuncOp>())
+      distinct[func] = linnet::argumentsAreDistinct(func);
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      SmallVector<SmallVector<memref::CopyOp>> groups = groupCopies(func);
+      SmallVector<SmallVector<memref::CopyOp>> groups =
+          groupCopies(func, distinct[func]);
       // Copy kernels are numbered on from the function's mapped regions.
       unsigned mapped = 0;
       func.walk([&](gpu::LaunchOp) { ++mapped; });
@@ -422,6 +515,7 @@ struct CudaPlanHostPass
                        linnet::kernelName(func, mapped + index, "copy",
                                           group.front().getLoc()));
       bookkeepingOnStack(rewriter, func);
+      sinkDeviceReads(rewriter, func, distinct[func]);
     }
     if (!synchronize)
       return;

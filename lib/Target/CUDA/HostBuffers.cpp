@@ -2,8 +2,12 @@
 
 #include "HostBuffers.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -64,8 +68,178 @@ bool linnet::mayOverlap(Value a, Value b, bool distinctArguments) {
   return failed(overlapping) || *overlapping;
 }
 
+/// The buffer `value` is a view of, through the results of calls: a result
+/// the callee returns as a view of an argument is a view of the buffer the
+/// call passed; one it returns as a view of an allocation of its own (and
+/// of no other result) is a buffer of its own, the result itself. Failure
+/// where it cannot be told.
+static FailureOr<Value> rootAcrossCalls(Value value) {
+  Value root = linnet::rootOf(value);
+  auto result = dyn_cast<OpResult>(root);
+  auto call = result ? dyn_cast<func::CallOp>(result.getOwner()) : nullptr;
+  if (!call)
+    return root;
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      call, call.getCalleeAttr());
+  if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock())
+    return failure();
+  auto ret = cast<func::ReturnOp>(callee.getBody().front().getTerminator());
+  FailureOr<Value> returned =
+      rootAcrossCalls(ret.getOperand(result.getResultNumber()));
+  if (failed(returned))
+    return failure();
+  if (auto argument = dyn_cast<BlockArgument>(*returned)) {
+    if (argument.getOwner() != &callee.getBody().front())
+      return failure();
+    return rootAcrossCalls(call.getOperand(argument.getArgNumber()));
+  }
+  // The callee's own buffer (an allocation, or a call's own result there),
+  // unless it returns it twice.
+  if (!isAllocation(*returned) &&
+      !isa_and_nonnull<func::CallOp>(returned->getDefiningOp()))
+    return failure();
+  for (auto [index, other] : llvm::enumerate(ret.getOperands())) {
+    if (index == result.getResultNumber() ||
+        !isa<BaseMemRefType>(other.getType()))
+      continue;
+    FailureOr<Value> otherRoot = rootAcrossCalls(other);
+    if (failed(otherRoot) || *otherRoot == *returned)
+      return failure();
+  }
+  return root;
+}
+
+/// argumentsAreDistinct, with the functions whose answer depends on this
+/// one's (a recursion is answered no).
+static bool argumentsAreDistinct(FunctionOpInterface func,
+                                 llvm::SmallPtrSetImpl<Operation *> &asking) {
+  if (func.isPublic())
+    return true;
+  if (!asking.insert(func).second)
+    return false;
+  Operation *table = SymbolTable::getNearestSymbolTable(func);
+  std::optional<SymbolTable::UseRange> uses =
+      SymbolTable::getSymbolUses(func, table);
+  if (!table || !uses)
+    return false;
+  for (const SymbolTable::SymbolUse &use : *uses) {
+    auto call = dyn_cast<CallOpInterface>(use.getUser());
+    if (!call)
+      return false;
+    auto caller = call->getParentOfType<FunctionOpInterface>();
+    llvm::SmallPtrSet<Value, 8> roots;
+    bool callerArguments = false;
+    for (Value operand : call.getArgOperands()) {
+      if (!isa<BaseMemRefType>(operand.getType()))
+        continue;
+      FailureOr<Value> root = rootAcrossCalls(operand);
+      if (failed(root))
+        return false;
+      bool callResult = isa_and_nonnull<func::CallOp>(root->getDefiningOp());
+      if (!isAllocation(*root) && !isFunctionArgument(*root) && !callResult)
+        return false;
+      callerArguments |= isFunctionArgument(*root);
+      if (!roots.insert(*root).second)
+        return false;
+    }
+    if (callerArguments && (!caller || !argumentsAreDistinct(caller, asking)))
+      return false;
+  }
+  asking.erase(func);
+  return true;
+}
+
+bool linnet::argumentsAreDistinct(FunctionOpInterface func) {
+  llvm::SmallPtrSet<Operation *, 4> asking;
+  return ::argumentsAreDistinct(func, asking);
+}
+
 int64_t linnet::parameterBytes(Value value) {
   if (auto type = dyn_cast<MemRefType>(value.getType()))
     return 8 * (3 + 2 * type.getRank());
   return 8;
+}
+
+/// The host's buffer (a value defined outside `launch`) that `value`, used
+/// inside it, is a view of; null for the kernel's own buffers (a block's
+/// workgroup buffers, an allocation inside); failure where it cannot be
+/// told (a loop's carried buffer).
+static FailureOr<Value> hostBufferOf(Value value, gpu::LaunchOp launch) {
+  Region &body = launch.getBody();
+  while (true) {
+    if (!body.isAncestor(value.getParentRegion()))
+      return value;
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      if (argument.getOwner() == &body.front())
+        return Value();
+      return failure();
+    }
+    Operation *def = value.getDefiningOp();
+    if (isa<memref::AllocOp, memref::AllocaOp>(def))
+      return Value();
+    Value source = linnet::viewSourceOf(value);
+    if (!source)
+      return failure();
+    value = source;
+  }
+}
+
+void linnet::LaunchAccess::append(const LaunchAccess &other) {
+  read.insert_range(other.read);
+  written.insert_range(other.written);
+  unknown |= other.unknown;
+}
+
+linnet::LaunchAccess linnet::accessOf(gpu::LaunchOp launch) {
+  LaunchAccess access;
+  auto note = [&](Value value, bool write) {
+    FailureOr<Value> buffer = hostBufferOf(value, launch);
+    if (failed(buffer))
+      access.unknown = true;
+    else if (*buffer)
+      (write ? access.written : access.read).insert(*buffer);
+  };
+  launch.getBody().walk([&](Operation *op) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects) {
+      // Unknown effects (a barrier has none on buffers): whatever buffers
+      // it is given, both ways.
+      for (Value operand : op->getOperands())
+        if (isa<BaseMemRefType>(operand.getType())) {
+          note(operand, false);
+          note(operand, true);
+        }
+      return;
+    }
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (MemoryEffects::EffectInstance &effect : instances) {
+      bool write = isa<MemoryEffects::Write>(effect.getEffect());
+      if (!write && !isa<MemoryEffects::Read>(effect.getEffect()))
+        continue;
+      Value value = effect.getValue();
+      if (!value || !isa<BaseMemRefType>(value.getType()))
+        access.unknown = true;
+      else
+        note(value, write);
+    }
+  });
+  return access;
+}
+
+bool linnet::dependent(const LaunchAccess &a, const LaunchAccess &b,
+                       bool distinctArguments) {
+  if (a.unknown || b.unknown)
+    return true;
+  auto overlap = [&](const llvm::SetVector<Value> &xs,
+                     const llvm::SetVector<Value> &ys) {
+    return llvm::any_of(xs, [&](Value x) {
+      return llvm::any_of(
+          ys, [&](Value y) { return mayOverlap(x, y, distinctArguments); });
+    });
+  };
+  return overlap(a.written, b.read) || overlap(a.written, b.written) ||
+         overlap(b.written, a.read);
 }

@@ -1,15 +1,19 @@
 //===- HostBuffers.h - which buffers the host's operations share ----------===//
 //
 // The host plan moves and merges what it launches (linnet-cuda-plan-host's
-// copies, linnet-cuda-merge-launches' kernels); both ask which buffer a
-// view is of, and whether two views may share an element.
+// copies and device reads, linnet-cuda-merge-launches' kernels); they ask
+// which buffer a view is of, whether two views may share an element, and
+// what a kernel reads and writes.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LINNET_LIB_TARGET_CUDA_HOSTBUFFERS_H
 #define LINNET_LIB_TARGET_CUDA_HOSTBUFFERS_H
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Value.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cstdint>
 
@@ -34,10 +38,36 @@ mlir::Value rootOf(mlir::Value value);
 /// only where ValueBounds cannot tell their slices apart.
 bool mayOverlap(mlir::Value a, mlir::Value b, bool distinctArguments);
 
+/// Whether `func`'s buffer arguments are distinct buffers, as mayOverlap's
+/// `distinctArguments` asks: an entry's (the runtime gives each its own),
+/// or a private function's where every call passes buffers of distinct
+/// roots, each an allocation or a distinct argument of its caller.
+bool argumentsAreDistinct(mlir::FunctionOpInterface func);
+
 /// The bytes a kernel parameter of `value`'s type takes: a buffer's
 /// descriptor (two pointers, an offset, a size and a stride a dimension),
 /// else one 8-byte scalar.
 int64_t parameterBytes(mlir::Value value);
+
+/// The host's buffers a kernel reads and writes: the values defined
+/// outside its launch that its ops' memory effects reach through views.
+struct LaunchAccess {
+  llvm::SetVector<mlir::Value> read, written;
+  /// An effect on memory that cannot be traced to a buffer (a loop's
+  /// carried buffer, an effect on no value): the kernel depends on every
+  /// other.
+  bool unknown = false;
+
+  void append(const LaunchAccess &other);
+};
+
+LaunchAccess accessOf(mlir::gpu::LaunchOp launch);
+
+/// Whether kernels with accesses `a` and `b` must run one after the other:
+/// one writes what the other reads or writes (`distinctArguments` as for
+/// mayOverlap).
+bool dependent(const LaunchAccess &a, const LaunchAccess &b,
+               bool distinctArguments);
 
 } // namespace linnet
 

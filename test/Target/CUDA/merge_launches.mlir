@@ -138,7 +138,8 @@ func.func @slices(%x: memref<32xf32>, %out: memref<96xf32>) {
 // -----
 
 // An entry's arguments are distinct buffers; a private function's may be
-// one buffer twice, so a write to one and a read of the other stay apart.
+// one buffer twice (here a call passes one twice), so a write to one and a
+// read of the other stay apart.
 // CHECK-LABEL: func.func @entry
 // CHECK: gpu.launch {{.*}} function(@entry_0_generic_and_1)
 // CHECK-NOT: gpu.launch
@@ -160,6 +161,7 @@ func.func @entry(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>) {
     memref.store %v, %z[%tx] : memref<32xf32>
     gpu.terminator
   } {module = @entry_kernels, function = @entry_1_generic}
+  call @private(%x, %x, %z) : (memref<32xf32>, memref<32xf32>, memref<32xf32>) -> ()
   return
 }
 func.func private @private(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>) {

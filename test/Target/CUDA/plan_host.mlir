@@ -1,4 +1,5 @@
-// linnet-cuda-plan-host alone: a host copy becomes a kernel of one thread
+// linnet-cuda-plan-host alone: a host read of device memory only kernels
+// use becomes theirs; a host copy becomes a kernel of one thread
 // per element (guarded against an empty grid), a run of independent copies
 // one kernel; a bookkeeping array only the
 // host uses goes on the stack; the host waits for the device before the
@@ -142,6 +143,59 @@ func.func @shapes_in_branches(%x: memref<8xf32>, %y: memref<8xf32>, %few: i1) ->
 
 // -----
 
+// A host read of device memory (a decode step's position) whose value only
+// kernels use, through an index cast and a subview (the cache slot it
+// writes), is the kernels' own read: no wait, no host read. Where a launch
+// between the read and the kernel writes what it reads, the host reads it,
+// after a wait.
+// CHECK-LABEL: func.func @position_in_kernels
+// CHECK-SAME: (%[[POS:.*]]: memref<i32>, %[[CACHE:.*]]: memref<16x4xf32>, %[[X:.*]]: memref<4xf32>
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[P:.*]] = memref.load %[[POS]][]
+// CHECK-NEXT: %[[I:.*]] = arith.index_cast %[[P]]
+// CHECK-NEXT: %[[SLOT:.*]] = memref.subview %[[CACHE]][%[[I]], 0]
+// CHECK: memref.store %{{.*}}, %[[SLOT]]
+// CHECK: call @linnet_device_synchronize()
+// CHECK-NEXT: memref.load %[[POS]][]
+// CHECK: gpu.launch
+// CHECK: gpu.launch
+// EMULATED-LABEL: func.func @position_in_kernels
+// EMULATED: gpu.launch
+// EMULATED-NEXT: memref.load
+func.func @position_in_kernels(%pos: memref<i32>, %cache: memref<16x4xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %p = memref.load %pos[] : memref<i32>
+  %i = arith.index_cast %p : i32 to index
+  %slot = memref.subview %cache[%i, 0] [1, 4] [1, 1] : memref<16x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<4xf32>
+    memref.store %v, %slot[%tx] : memref<4xf32, strided<[1], offset: ?>>
+    gpu.terminator
+  }
+  // A kernel writes the position between the read and the kernel using
+  // it: the read stays the host's.
+  %q = memref.load %pos[] : memref<i32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %one = arith.constant 1 : i32
+    memref.store %one, %pos[] : memref<i32>
+    gpu.terminator
+  }
+  %j = arith.index_cast %q : i32 to index
+  %next = memref.subview %cache[%j, 0] [1, 4] [1, 1] : memref<16x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %v = memref.load %y[%tx] : memref<4xf32>
+    memref.store %v, %next[%tx] : memref<4xf32, strided<[1], offset: ?>>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
 // A function that launches waits at its first access (its caller may have
 // left a launch running); a call of it leaves one running; a function that
 // does not launch has no wait of its own and its caller waits before
@@ -249,19 +303,38 @@ func.func @dependent_copies(%a: memref<8xf32>, %i: index) {
 // -----
 
 // Two arguments of an entry (public: the runtime's distinct buffers) may be
-// written by one kernel; two of a private function may be one buffer.
+// written by one kernel; two of a private function may be one buffer where
+// a call passes one buffer twice, not where every call passes distinct ones
+// (allocations, distinct arguments of its caller, a callee's fresh result).
 // CHECK-LABEL: func.func @entry_arguments
 // CHECK-COUNT-1: gpu.launch
 // CHECK-NOT: gpu.launch
 // CHECK-LABEL: func.func private @private_arguments
 // CHECK-COUNT-2: gpu.launch
+// CHECK-LABEL: func.func private @distinct_arguments
+// CHECK-COUNT-1: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK-LABEL: func.func private @fresh
 func.func @entry_arguments(%a: memref<4xf32>, %b: memref<4xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
   memref.copy %a, %x : memref<4xf32> to memref<4xf32>
   memref.copy %b, %y : memref<4xf32> to memref<4xf32>
+  call @private_arguments(%a, %b, %x, %x) : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
+  %f = call @fresh() : () -> memref<4xf32>
+  %z = memref.alloc() : memref<4xf32>
+  call @distinct_arguments(%a, %f, %x, %z) : (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
   return
 }
 func.func private @private_arguments(%a: memref<4xf32>, %b: memref<4xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
   memref.copy %a, %x : memref<4xf32> to memref<4xf32>
   memref.copy %b, %y : memref<4xf32> to memref<4xf32>
   return
+}
+func.func private @distinct_arguments(%a: memref<4xf32>, %b: memref<4xf32>, %x: memref<4xf32>, %y: memref<4xf32>) {
+  memref.copy %a, %x : memref<4xf32> to memref<4xf32>
+  memref.copy %b, %y : memref<4xf32> to memref<4xf32>
+  return
+}
+func.func private @fresh() -> memref<4xf32> {
+  %m = memref.alloc() : memref<4xf32>
+  return %m : memref<4xf32>
 }

@@ -194,9 +194,16 @@ def LinnetCudaPlanHost : Pass<"linnet-cuda-plan-host", "mlir::ModuleOp"> {
     device memory), a run of copies with only ops free of memory effects
     and allocations between them, none reading or writing what another
     writes, one launch (up to 3 KiB of buffer descriptors, within PTX 8.0's
-    4352 bytes of kernel parameters); a buffer of static size, at most 64 KiB, in a function's
+    4352 bytes of kernel parameters; a private function's arguments count as
+    distinct buffers where every call passes distinct ones); a buffer of
+    static size, at most 64 KiB, in a function's
     body that only the host uses (loads, stores, pointer reads, calls without
-    buffer results) becomes a stack buffer; and with `synchronize`, a call of
+    buffer results) becomes a stack buffer (in the body or a branch, not in
+    a loop); a host load of device memory whose value reaches only kernels,
+    through ops free of memory effects (a decode step's position, through a
+    subview of the cache slot it writes), is loaded by those kernels
+    instead, where nothing between the load and them writes what it reads;
+    and with `synchronize`, a call of
     `linnet_device_synchronize` (the runtime's wait for the device) goes
     before the first host access to a buffer that is not a stack buffer
     after a launch, or after a call of a function that launches. A function
@@ -221,7 +228,7 @@ def LinnetCudaPlanHost : Pass<"linnet-cuda-plan-host", "mlir::ModuleOp"> {
 }
 
 def LinnetCudaMergeLaunches
-    : Pass<"linnet-cuda-merge-launches", "mlir::func::FuncOp"> {
+    : Pass<"linnet-cuda-merge-launches", "mlir::ModuleOp"> {
   let summary = "Make independent launches of a block of host code one";
   let description = [{
     After linnet-cuda-plan-host: a `gpu.launch` moves up to an earlier one
@@ -229,7 +236,8 @@ def LinnetCudaMergeLaunches
     memory effects, allocations and deallocations (taking along the ones it
     uses), where it reads nothing the launches it passes or joins write and
     writes nothing they read or write (by buffer, ValueBounds' disjoint
-    slices, and an entry's distinct arguments). Launches that joined are one
+    slices, and a function's distinct arguments: an entry's, or a private
+    function's that every call passes distinct buffers). Launches that joined are one
     launch of the sum of their grids: each part's body in an `scf.if` on
     the block id, marked `linnet.launch_part` with its block count, sees its
     own block ids and grid size. Parts share a block size; together they
