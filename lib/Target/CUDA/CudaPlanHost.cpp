@@ -271,9 +271,9 @@ void bookkeepingOnStack(RewriterBase &rewriter, func::FuncOp func) {
 
 // --- Device reads in the kernels that use them ----------------------------
 
-/// Whether the host ops strictly between `from` and `to` (one block) leave
-/// what `load` reads as it was: launches that write none of it, and ops
-/// that write no memory.
+/// Whether the host ops after `load` and before `to` (one block) leave what
+/// `load` reads as it was: launches that write none of it, and ops that
+/// write no memory.
 bool keepsLoadedBuffer(memref::LoadOp load, Operation *to,
                        bool distinctArguments) {
   for (Operation *op = load->getNextNode(); op && op != to;
@@ -329,10 +329,15 @@ void sinkDeviceReads(RewriterBase &rewriter, func::FuncOp func,
       }
     if (!sinkable || kernels.empty() ||
         llvm::any_of(kernels, [&](gpu::LaunchOp launch) {
-          return launch->getBlock() != load->getBlock() ||
-                 !keepsLoadedBuffer(load, launch->getNextNode(),
-                                    distinctArguments);
+          return launch->getBlock() != load->getBlock();
         }))
+      continue;
+    // Up to the last kernel using it, that one included.
+    gpu::LaunchOp last =
+        *llvm::max_element(kernels, [](gpu::LaunchOp a, gpu::LaunchOp b) {
+          return a->isBeforeInBlock(b);
+        });
+    if (!keepsLoadedBuffer(load, last->getNextNode(), distinctArguments))
       continue;
     SmallVector<Operation *> ordered(slice.begin(), slice.end());
     llvm::sort(ordered, [](Operation *a, Operation *b) {
