@@ -18,6 +18,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace linnet {
@@ -52,13 +53,31 @@ bool isConstantFill(linalg::LinalgOp op) {
          value->hasTrait<OpTrait::ConstantLike>();
 }
 
-/// The producers that join `root`'s dispatch region: for a contraction only
+/// Whether each tile of `op` costs no more to compute again, in every region
+/// that reads it, than to read it from memory: an elementwise op (no
+/// reduction loop, its inputs read element for element) whose inputs are
+/// all in memory already (arguments, results of calls or of formed regions;
+/// no linalg op computes them), as a block's residual sum `x + attention(x)`
+/// that both the next norm and the block's last sum read.
+bool isRecomputedElementwise(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() != 0 || op->getNumResults() != 1)
+    return false;
+  return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    return op.getMatchingIndexingMap(input).isPermutation() &&
+           !input->get().getDefiningOp<linalg::LinalgOp>();
+  });
+}
+
+/// The producers that join `root`'s dispatch region (none a target keeps
+/// apart, `linnet.own_region`): for a contraction only
 /// the parallel producer of its accumulator (a fill, a broadcast bias);
 /// otherwise every non-contraction linalg producer in the same block all of
 /// whose users join too (so nothing is computed twice across regions; with
 /// `fuseReductions` contractions too, each tile computing its own part), and
-/// a constant fill whatever its other users do (each region fills its own
-/// tile, and a fill two reductions share costs neither a kernel nor a copy).
+/// a constant fill or an elementwise op of inputs in memory whatever its
+/// other users do (each region computes its own tile again: a fill two
+/// reductions share, a residual sum two regions read, then costs neither a
+/// kernel nor a copy).
 llvm::SmallPtrSet<Operation *, 8> collectFusibleProducers(linalg::LinalgOp root,
                                                           bool fuseReductions) {
   llvm::SmallPtrSet<Operation *, 8> candidates;
@@ -77,7 +96,8 @@ llvm::SmallPtrSet<Operation *, 8> collectFusibleProducers(linalg::LinalgOp root,
     Operation *op = worklist.pop_back_val();
     for (Value operand : op->getOperands()) {
       auto producer = operand.getDefiningOp<linalg::LinalgOp>();
-      if (!producer || (!fuseReductions && isContraction(producer)) ||
+      if (!producer || producer->hasAttr(linnet::codegen::kOwnRegionName) ||
+          (!fuseReductions && isContraction(producer)) ||
           producer->getBlock() != root->getBlock() ||
           !candidates.insert(producer).second)
         continue;
@@ -88,7 +108,8 @@ llvm::SmallPtrSet<Operation *, 8> collectFusibleProducers(linalg::LinalgOp root,
   while (changed) {
     changed = false;
     for (Operation *op : llvm::to_vector(candidates)) {
-      if (isConstantFill(cast<linalg::LinalgOp>(op)))
+      auto producer = cast<linalg::LinalgOp>(op);
+      if (isConstantFill(producer) || isRecomputedElementwise(producer))
         continue;
       bool allUsersJoin = llvm::all_of(op->getUsers(), [&](Operation *user) {
         return user == root.getOperation() || candidates.contains(user);
@@ -214,6 +235,111 @@ bool recomputesTooMuch(tensor::ExtractSliceOp slice,
   return iterations > kMaxRecomputedIterations;
 }
 
+/// Whether fusing the reduction `producer` at `slice` (a tile of its
+/// result) would give a block more of its outputs, along some dimension,
+/// than one of its own tiles has: a router's 256 logits under a softmax's
+/// row, each a product over 2048, in one block instead of the product's own
+/// 64 x 64 tiles on the tensor cores (or its GEMV's 8 outputs a block),
+/// which would read all its weights in each row's block. A dimension its
+/// own tile takes whole (0) or a slice of no bound it cannot widen.
+bool widensReductionTile(tensor::ExtractSliceOp slice, OpResult result,
+                         linalg::LinalgOp producer) {
+  linnet::LoweringConfigAttr config = getLoweringConfig(producer);
+  if (!config)
+    return true;
+  ArrayRef<int64_t> tile = config.getThread();
+  AffineMap written = producer.getIndexingMapMatchingResult(result);
+  if (tile.size() != producer.getNumLoops() ||
+      !written.isProjectedPermutation())
+    return true;
+  for (unsigned r = 0; r < written.getNumResults(); ++r) {
+    int64_t own = tile[written.getDimPosition(r)];
+    if (own == 0)
+      continue;
+    FailureOr<int64_t> extent = ValueBoundsConstraintSet::computeConstantBound(
+        presburger::BoundType::UB,
+        ValueBoundsConstraintSet::Variable(slice.getResult(), int64_t(r)),
+        /*stopCondition=*/nullptr, /*closedUB=*/true);
+    if (failed(extent) || *extent > own)
+      return true;
+  }
+  return false;
+}
+
+/// Whether the tile `slice` takes of `result` (a fusible producer's) may be
+/// computed in the region around it: within `maxFusedTileBytes`, and for a
+/// reduction (with `fuseReductions`) neither computed again too often nor
+/// wider than the producer's own tile.
+bool admitsTile(tensor::ExtractSliceOp slice, OpResult result,
+                bool fuseReductions, int64_t maxFusedTileBytes) {
+  auto producer = cast<linalg::LinalgOp>(result.getOwner());
+  bool reduction = producer.getNumReductionLoops() > 0;
+  if (reduction && !fuseReductions)
+    return false;
+  std::optional<int64_t> elements;
+  if (maxFusedTileBytes > 0 || reduction)
+    elements = boundedElementCount(slice.getResult());
+  return !exceedsTileBytes(slice, elements, maxFusedTileBytes) &&
+         !(reduction && (recomputesTooMuch(slice, elements, producer) ||
+                         widensReductionTile(slice, result, producer)));
+}
+
+/// Fuses into each region the lowering formed (an scf.forall around a
+/// special op lowered inside it: a decode step's delta rule, attention, a
+/// routed expert's product) the producers of the slices its body takes, as
+/// a root's region takes them: a DeltaNet's normalised q and k and its
+/// gates, per head, in the delta rule's kernel; an expert's SiLU gate in its
+/// down projection's. Slices in loops inside the body are left (their tile
+/// would be computed each iteration).
+void fuseIntoFormedRegions(RewriterBase &rewriter, func::FuncOp func,
+                           bool fuseReductions, int64_t maxFusedTileBytes) {
+  SmallVector<scf::ForallOp> regions;
+  func.walk([&](scf::ForallOp forall) {
+    if (!forall->getParentOfType<scf::ForallOp>())
+      regions.push_back(forall);
+  });
+  for (scf::ForallOp forall : regions) {
+    SmallVector<tensor::ExtractSliceOp> worklist;
+    auto consider = [&](Operation *op) {
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+          slice && slice->getParentOp() == forall)
+        worklist.push_back(slice);
+    };
+    for (Operation &op : forall.getBody()->without_terminator())
+      consider(&op);
+    SmallVector<Operation *> fused;
+    while (!worklist.empty()) {
+      tensor::ExtractSliceOp slice = worklist.pop_back_val();
+      auto result = dyn_cast<OpResult>(slice.getSource());
+      auto producer =
+          result ? dyn_cast<linalg::LinalgOp>(result.getOwner()) : nullptr;
+      if (!producer || !getLoweringConfig(producer) ||
+          !producer.hasPureTensorSemantics() ||
+          producer->hasAttr(linnet::codegen::kOwnRegionName) ||
+          forall->isAncestor(producer))
+        continue;
+      bool inside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
+        return forall->isProperAncestor(user);
+      });
+      if (!inside && !isConstantFill(producer) &&
+          !isRecomputedElementwise(producer))
+        continue;
+      if (!admitsTile(slice, result, fuseReductions, maxFusedTileBytes))
+        continue;
+      SmallVector<LoopLikeOpInterface> loops = {
+          cast<LoopLikeOpInterface>(forall.getOperation())};
+      std::optional<scf::SCFFuseProducerOfSliceResult> tiled =
+          scf::tileAndFuseProducerOfSlice(rewriter, slice, loops);
+      if (!tiled)
+        continue;
+      fused.push_back(producer);
+      for (Operation *generated : tiled->generatedSlices)
+        consider(generated);
+    }
+    eraseDeadOps(rewriter, fused);
+  }
+}
+
 /// Tiles `root` with an `scf.forall` and fuses its region's producers (a
 /// linalg root's only: the special ops' operands come in whole).
 LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
@@ -245,14 +371,8 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
       [&](tensor::ExtractSliceOp slice, OpResult producer,
           bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
         auto owner = dyn_cast<linalg::LinalgOp>(producer.getOwner());
-        if (!owner || !fusible.contains(owner))
-          return std::nullopt;
-        bool reduction = fuseReductions && owner.getNumReductionLoops() > 0;
-        std::optional<int64_t> elements;
-        if (maxFusedTileBytes > 0 || reduction)
-          elements = boundedElementCount(slice.getResult());
-        if (exceedsTileBytes(slice, elements, maxFusedTileBytes) ||
-            (reduction && recomputesTooMuch(slice, elements, owner)))
+        if (!owner || !fusible.contains(owner) ||
+            !admitsTile(slice, producer, fuseReductions, maxFusedTileBytes))
           return std::nullopt;
         return scf::SCFTileAndFuseOptions::ControlFnResult{};
       });
@@ -279,6 +399,8 @@ struct FormDispatchRegionsPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
+    if (fuseIntoLoweredRegions)
+      fuseIntoFormedRegions(rewriter, func, fuseReductions, maxFusedTileBytes);
     // Consumers first, so producers fuse into them. An op inside an
     // scf.forall is in a dispatch region already (one formed here, or one
     // the lowering made, as for linnet.expert_matmul).
@@ -295,6 +417,16 @@ struct FormDispatchRegionsPass
       });
       if (!root)
         break;
+      // A producer every reader of which computes its tiles again is left
+      // without users (but the slices fusion left unused): erased, not a
+      // region of its own.
+      for (Operation *user : llvm::make_early_inc_range(root->getUsers()))
+        if (isOpTriviallyDead(user))
+          rewriter.eraseOp(user);
+      if (root->use_empty() && isMemoryEffectFree(root)) {
+        rewriter.eraseOp(root);
+        continue;
+      }
       if (failed(formDispatchRegion(
               rewriter, root, getLoweringConfig(root).getThread(),
               fuseReductions, mapToBlocks, maxFusedTileBytes)))

@@ -322,3 +322,93 @@ func.func @norm_into_gemv_wide(%x: tensor<1x2048xf32>, %w: tensor<64x2048xf32>, 
   } -> tensor<1x64xbf16>
   return %r : tensor<1x64xbf16>
 }
+
+// With fuse-reductions a reduction joins a region only where a block then
+// computes no more of its outputs than one of its own tiles does: a GEMV of
+// 8 outputs a block stays out of a region that reads its 256 outputs whole
+// (a router's logits under a softmax's row), which would read all its
+// weights in one block; under a tile of 8 it joins.
+// GPU-LABEL: func.func @gemv_under_row(
+// GPU: scf.forall (%{{.*}}) = (0) to (256) step (8)
+// GPU: "reduction"
+// GPU: mapping = [#gpu.block<linear_dim_0>]
+// GPU: scf.forall (%{{.*}}) = (0) to (256) step (256)
+// GPU-NOT: "reduction"
+// GPU: math.exp
+// GPU: return
+#nk5 = affine_map<(n, k) -> (n, k)>
+#k5 = affine_map<(n, k) -> (k)>
+#n5 = affine_map<(n, k) -> (n)>
+#n6 = affine_map<(n) -> (n)>
+func.func @gemv_under_row(%w: tensor<256x512xf32>, %x: tensor<512xf32>, %acc: tensor<256xf32>) -> tensor<256xf32> {
+  %y = linalg.generic {indexing_maps = [#nk5, #k5, #n5], iterator_types = ["parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [8, 0], reduction = [0, 0], vector = [0, 0]>} ins(%w, %x : tensor<256x512xf32>, tensor<512xf32>) outs(%acc : tensor<256xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<256xf32>
+  %e = tensor.empty() : tensor<256xf32>
+  %r = linalg.generic {indexing_maps = [#n6, #n6], iterator_types = ["parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [256], reduction = [0], vector = [0]>} ins(%y : tensor<256xf32>) outs(%e : tensor<256xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.exp %v : f32
+    linalg.yield %t : f32
+  } -> tensor<256xf32>
+  return %r : tensor<256xf32>
+}
+
+// An elementwise op of inputs in memory that two regions read (a block's
+// residual sum, read by the next norm and by the block's last sum) is
+// computed again in each, not a region of its own.
+// CHECK-LABEL: func.func @shared_residual(
+// CHECK-NOT: scf.forall (
+// CHECK: scf.forall
+// CHECK: arith.addf
+// CHECK: arith.mulf
+// CHECK: scf.forall
+// CHECK: arith.addf
+// CHECK: arith.subf
+// CHECK-NOT: scf.forall (
+// CHECK: return
+func.func @shared_residual(%x: tensor<64xf32>, %y: tensor<64xf32>, %z: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %e = tensor.empty() : tensor<64xf32>
+  %h = linalg.generic {indexing_maps = [#n6, #n6, #n6], iterator_types = ["parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [16], reduction = [0], vector = [0]>} ins(%x, %y : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %m = linalg.generic {indexing_maps = [#n6, #n6], iterator_types = ["parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [16], reduction = [0], vector = [0]>} ins(%h : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = arith.mulf %a, %a : f32
+    linalg.yield %p : f32
+  } -> tensor<64xf32>
+  %d = linalg.generic {indexing_maps = [#n6, #n6, #n6], iterator_types = ["parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [16], reduction = [0], vector = [0]>} ins(%h, %z : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %m, %d : tensor<64xf32>, tensor<64xf32>
+}
+
+// A producer a target keeps apart (`linnet.own_region`: on a GPU one
+// computing a cosine) is a region of its own, not fused into its reader's.
+// CHECK-LABEL: func.func @own_region(
+// CHECK: scf.forall
+// CHECK: math.cos
+// CHECK: scf.forall
+// CHECK-NOT: math.cos
+// CHECK: arith.mulf
+// CHECK: return
+func.func @own_region(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %e = tensor.empty() : tensor<64xf32>
+  %c = linalg.generic {indexing_maps = [#n6, #n6], iterator_types = ["parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [16], reduction = [0], vector = [0]>, linnet.own_region} ins(%x : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = math.cos %a : f32
+    linalg.yield %t : f32
+  } -> tensor<64xf32>
+  %r = linalg.generic {indexing_maps = [#n6, #n6, #n6], iterator_types = ["parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [16], reduction = [0], vector = [0]>} ins(%x, %c : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}

@@ -20,6 +20,12 @@ namespace linnet::codegen {
 inline constexpr llvm::StringLiteral kLoweringConfigName =
     "linnet.lowering_config";
 
+/// The attribute name (a unit attribute) of an op a target keeps in a
+/// dispatch region of its own, never fused into a consumer's: on a GPU, one
+/// computing a sine or cosine (libdevice's argument reduction then keeps its
+/// local array in registers only in a kernel of that loop alone).
+inline constexpr llvm::StringLiteral kOwnRegionName = "linnet.own_region";
+
 /// The configuration of `op`, or null.
 LoweringConfigAttr getLoweringConfig(mlir::Operation *op);
 void setLoweringConfig(mlir::Operation *op, LoweringConfigAttr config);

@@ -51,7 +51,11 @@ def LinnetCodegenFormDispatchRegions
     contraction; for other roots every non-contraction producer whose users
     all join). A constant fill joins every region that reads it, shared or
     not: a tile of it is free to compute again, and left alone it would be
-    a region of its own and, shared, copied. A root whose `thread` sizes
+    a region of its own and, shared, copied. So does an elementwise op whose
+    inputs are all in memory (a block's residual sum, which the next norm
+    and the block's last sum read): each region computes its tile again,
+    and one left without users is erased, not made a region. A root whose
+    `thread` sizes
     are all 0 stays as it is. With `map-to-blocks` each forall carries GPU
     block mappings: canonicalization folds away a forall of one iteration
     unless it is mapped, and on a GPU a region of one tile is still a kernel
@@ -62,11 +66,21 @@ def LinnetCodegenFormDispatchRegions
     Option<"fuseReductions", "fuse-reductions", "bool", "false",
            "Fuse a producer with reduction loops (a GEMV, a norm's sum) into "
            "its consumers' tiles too, where all its users join: a GPU's "
-           "reduction then shares a kernel with its elementwise consumer">,
+           "reduction then shares a kernel with its elementwise consumer; "
+           "not where a block would compute more of its outputs than one of "
+           "its own tiles (a GEMV of 8 outputs a block under a softmax's "
+           "row), nor where the tiles reading alike would compute it again "
+           "in more than 2^20 iterations">,
     Option<"mapToBlocks", "map-to-blocks", "bool", "false",
            "Map each region's scf.forall to GPU blocks "
            "(#gpu.block<linear_dim_N>), so that a region of one tile stays a "
            "region (a kernel) instead of being folded into its function">,
+    Option<"fuseIntoLoweredRegions", "fuse-into-lowered-regions", "bool",
+           "false",
+           "First fuse into each scf.forall already in the function (a region "
+           "a special op was lowered in) the producers of the slices its body "
+           "takes, as a root's region takes them: a GPU's delta rule kernel "
+           "then normalises its head's q and k itself">,
     Option<"maxFusedTileBytes", "max-fused-tile-bytes", "int64_t", "0",
            "A producer whose tile has a constant bound above this many bytes "
            "stays out of the region (0: no limit): a GPU keeps a fused "

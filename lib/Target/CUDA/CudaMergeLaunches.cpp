@@ -7,18 +7,21 @@
 // that neither read nor write what another writes become one launch: the
 // parts' grids one after the other, each block running the part its id
 // falls in, with the id counted from the part's first block. A launch moves
-// up to an earlier one past launches it is independent of and past host ops
+// up to an earlier one past launches it is independent of, past host ops
 // free of memory effects and allocations (which it takes along where it
-// uses them), never past another host op: a wait, a host access, a call.
+// uses them), and past other host code that touches nothing it touches (a
+// wait, the host's reads and writes, a branch that launches kernels; the
+// shared expert's projections past a mixture of experts' routed branch),
+// never past a call.
 //
 //===----------------------------------------------------------------------===//
 
 #include "HostBuffers.h"
 #include "KernelNames.h"
 #include "LaunchParts.h"
+#include "Libdevice.h"
 #include "PassDetail.h"
 
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
@@ -81,22 +84,8 @@ llvm::SetVector<Value> parametersOf(gpu::LaunchOp launch) {
   return parameters;
 }
 
-/// Whether `launch` computes a sine, a cosine or a tangent: such a kernel
-/// stays alone. libdevice's `__nv_sinf` and `__nv_cosf` reduce a large
-/// argument in a local array that ptxas keeps in registers in a kernel of
-/// that loop alone, not in a part of a merged one (a rope's cos beside
-/// another part: a 32-byte stack frame).
-bool computesTrigonometric(gpu::LaunchOp launch) {
-  return launch
-      ->walk([](Operation *op) {
-        return isa<math::SinOp, math::CosOp, math::TanOp>(op)
-                   ? WalkResult::interrupt()
-                   : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
-/// Launches that become one kernel, all at the first one's place.
+/// Launches that become one kernel, all at the first one's place; or, with
+/// no members, host code later launches may pass only if independent of it.
 struct Group {
   SmallVector<gpu::LaunchOp> members;
   linnet::LaunchAccess access;
@@ -180,15 +169,25 @@ private:
     for (Operation &op : llvm::make_early_inc_range(block)) {
       auto launch = dyn_cast<gpu::LaunchOp>(op);
       if (!launch) {
-        if (!letsLaunchesPass(op))
+        if (letsLaunchesPass(op))
+          continue;
+        // Other host code (a wait, host reads and writes, a branch that
+        // launches) stands in the way of the launches that depend on what it
+        // touches, as a launch that takes no other would.
+        Group obstacle;
+        obstacle.access = linnet::hostAccessOf(&op);
+        obstacle.accepting = false;
+        if (obstacle.access.unknown)
           close();
+        else
+          open.push_back(std::move(obstacle));
         continue;
       }
       Group candidate;
       candidate.members.push_back(launch);
       candidate.access = linnet::accessOf(launch);
       candidate.accepting =
-          isMergeable(launch) && !computesTrigonometric(launch);
+          isMergeable(launch) && !linnet::computesTrigonometric(launch);
       if (candidate.accepting) {
         candidate.parameters = parametersOf(launch);
         candidate.workgroupBytes = *workgroupBytes(launch);

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Libdevice.h"
 #include "PassDetail.h"
 #include "TensorCoreMatmul.h"
 #include "WarpReduction.h"
@@ -141,6 +142,8 @@ struct CudaSelectLoweringConfigPass
       SmallVector<int64_t> none(thread.size(), 0);
       linnet::codegen::setLoweringConfig(
           op, linnet::LoweringConfigAttr::get(context, thread, none, none));
+      if (linnet::computesTrigonometric(op))
+        op->setAttr(linnet::codegen::kOwnRegionName, UnitAttr::get(context));
     });
   }
 };

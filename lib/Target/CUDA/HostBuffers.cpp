@@ -1,7 +1,9 @@
 //===- HostBuffers.cpp - which buffers the host's operations share --------===//
 
 #include "HostBuffers.h"
+#include "KernelNames.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
@@ -10,6 +12,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <functional>
 
 using namespace mlir;
 
@@ -48,9 +52,29 @@ static bool isFunctionArgument(Value root) {
          isa<FunctionOpInterface>(argument.getOwner()->getParentOp());
 }
 
+/// Whether `value` is defined before `op` runs: in `op`'s block or one
+/// around it, ahead of `op` (or of the op holding it).
+static bool definedBefore(Value value, Operation *op) {
+  Block *block = value.getParentBlock();
+  Operation *holder = block->findAncestorOpInBlock(*op);
+  if (!holder)
+    return false;
+  Operation *def = value.getDefiningOp();
+  return !def || def->isBeforeInBlock(holder);
+}
+
 bool linnet::mayOverlap(Value a, Value b, bool distinctArguments) {
   Value rootA = rootOf(a), rootB = rootOf(b);
   if (rootA != rootB) {
+    // An allocation is none of the buffers there were before it, which are
+    // still in use where anything uses both (a buffer freed before it was
+    // allocated is no longer read or written; the plan, when it moves an
+    // allocation, moves it up).
+    auto isFresh = [](Value root, Value other) {
+      return isAllocation(root) && definedBefore(other, root.getDefiningOp());
+    };
+    if (isFresh(rootA, rootB) || isFresh(rootB, rootA))
+      return false;
     // A call's or a branch's buffer result may be a view of anything.
     if (isAllocation(rootA) || isAllocation(rootB))
       return !(isAllocation(rootA) || isFunctionArgument(rootA)) ||
@@ -190,9 +214,36 @@ void linnet::LaunchAccess::append(const LaunchAccess &other) {
   unknown |= other.unknown;
 }
 
+/// Notes each read and write `op`'s effects name with `note` (buffer,
+/// whether written); an effect on no buffer makes `access` unknown.
+static void noteEffects(MemoryEffectOpInterface op,
+                        linnet::LaunchAccess &access,
+                        llvm::function_ref<void(Value, bool)> note) {
+  SmallVector<MemoryEffects::EffectInstance> instances;
+  op.getEffects(instances);
+  for (MemoryEffects::EffectInstance &effect : instances) {
+    bool write = isa<MemoryEffects::Write>(effect.getEffect());
+    if (!write && !isa<MemoryEffects::Read>(effect.getEffect()))
+      continue;
+    Value value = effect.getValue();
+    if (!value || !isa<BaseMemRefType>(value.getType()))
+      access.unknown = true;
+    else
+      note(value, write);
+  }
+}
+
 linnet::LaunchAccess linnet::accessOf(gpu::LaunchOp launch) {
   LaunchAccess access;
-  auto note = [&](Value value, bool write) {
+  std::function<void(Value, bool)> note = [&](Value value, bool write) {
+    // A choice between two buffers (a warp reduction's aligned view or its
+    // element-wise one) touches either.
+    if (auto select = value.getDefiningOp<arith::SelectOp>();
+        select && launch.getBody().isAncestor(select->getParentRegion())) {
+      note(select.getTrueValue(), write);
+      note(select.getFalseValue(), write);
+      return;
+    }
     FailureOr<Value> buffer = hostBufferOf(value, launch);
     if (failed(buffer))
       access.unknown = true;
@@ -213,18 +264,34 @@ linnet::LaunchAccess linnet::accessOf(gpu::LaunchOp launch) {
         }
       return;
     }
-    SmallVector<MemoryEffects::EffectInstance> instances;
-    effects.getEffects(instances);
-    for (MemoryEffects::EffectInstance &effect : instances) {
-      bool write = isa<MemoryEffects::Write>(effect.getEffect());
-      if (!write && !isa<MemoryEffects::Read>(effect.getEffect()))
-        continue;
-      Value value = effect.getValue();
-      if (!value || !isa<BaseMemRefType>(value.getType()))
-        access.unknown = true;
-      else
-        note(value, write);
+    noteEffects(effects, access, note);
+  });
+  return access;
+}
+
+linnet::LaunchAccess linnet::hostAccessOf(Operation *op) {
+  LaunchAccess access;
+  op->walk<WalkOrder::PreOrder>([&](Operation *nested) {
+    if (auto launch = dyn_cast<gpu::LaunchOp>(nested)) {
+      access.append(accessOf(launch));
+      return WalkResult::skip();
     }
+    if (auto call = dyn_cast<func::CallOp>(nested)) {
+      if (call.getCallee() != kDeviceSynchronize)
+        access.unknown = true;
+      return WalkResult::advance();
+    }
+    if (nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+    if (!effects) {
+      access.unknown = true;
+      return WalkResult::interrupt();
+    }
+    noteEffects(effects, access, [&](Value value, bool write) {
+      (write ? access.written : access.read).insert(value);
+    });
+    return WalkResult::advance();
   });
   return access;
 }

@@ -63,6 +63,12 @@ struct LaunchAccess {
 
 LaunchAccess accessOf(mlir::gpu::LaunchOp launch);
 
+/// What host code `op` (with the ops nested in it, and the kernels it
+/// launches) reads and writes, as for a launch: the buffers its ops'
+/// memory effects name. A wait for the device touches none; a call of
+/// anything else, or an effect on no value, is `unknown`.
+LaunchAccess hostAccessOf(mlir::Operation *op);
+
 /// Whether kernels with accesses `a` and `b` must run one after the other:
 /// one writes what the other reads or writes (`distinctArguments` as for
 /// mayOverlap).

@@ -21,7 +21,11 @@ registers), and a line counts them.
 --wide-loads checks the warp reductions (kernels whose lanes combine partial
 results with `shfl.sync.bfly`: the GEMVs, norms and other reductions along a
 contiguous axis) of the kernel modules named: each must read with 16-byte
-loads (`ld.global.v4`); prints a second line that counts them.
+loads, from global memory (`ld.global.v4`) or from the shared memory where
+a fused producer left its input (`ld.shared.v4`: a norm's sum of squares
+over its `extf`; a reduction reads all its inputs in vectors or none, so a
+GEMV's weights are read in vectors wherever its input is); prints a second
+line that counts them.
 --tensor-cores counts the kernels of the modules named that multiply bf16
 on the tensor cores (`mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`:
 the prompt's projections); each module must have one; prints a line.
@@ -129,7 +133,7 @@ for module in args.wide_loads:
         name = re.match(r"\.\w+ \.entry (\w+)", entry).group(1)
         if "shfl.sync.bfly" not in entry:
             continue
-        if not re.search(r"ld\.global(\.nc)?\.v4\.", entry):
+        if not re.search(r"ld\.(global(\.nc)?|shared)\.v4\.", entry):
             sys.exit(f"{name}: a warp reduction without 16-byte loads")
         warp_reductions += 1
 

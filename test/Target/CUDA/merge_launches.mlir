@@ -2,9 +2,11 @@
 // neither read nor write what another writes become one launch of the sum
 // of their grids, each part in an scf.if on the block id (counted from the
 // part's first block) that carries its block count; a launch moves up past
-// independent launches and past ops free of memory effects, taking along
-// what it needs, never past another host op; dependent launches, launches
-// of other block sizes and a kernel computing a sine stay apart.
+// independent launches, past ops free of memory effects, taking along what
+// it needs, and past host code that touches nothing it touches (host reads
+// and writes, waits, a branch that launches), never past a call of another
+// function; dependent launches, launches of other block sizes and a kernel
+// computing a sine stay apart.
 // RUN: linnet-opt %s --linnet-cuda-merge-launches --split-input-file | FileCheck %s
 
 // Two projections of one input, with the second's buffer allocated between
@@ -185,7 +187,8 @@ func.func private @private(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32
 // -----
 
 // A host access (here a store) keeps the launches before it apart from
-// those after it; a launch of another block size, or one writing what that
+// those after it that read what it writes; a launch of another block size,
+// or one writing what that
 // one writes, stays alone, and so does a kernel computing a sine. The
 // second launch and the fourth, of a run-time grid (a part of no constant
 // bound), are one.
@@ -210,7 +213,7 @@ func.func @apart(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>, %w:
     memref.store %v, %y[%tx] : memref<32xf32>
     gpu.terminator
   } {module = @apart_kernels, function = @apart_0_generic}
-  memref.store %zero, %s[%c1] : memref<32xf32>
+  memref.store %zero, %x[%c1] : memref<32xf32>
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
     %v = memref.load %x[%tx] : memref<32xf32>
@@ -245,5 +248,64 @@ func.func @apart(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>, %w:
     memref.store %sine, %x[%c0] : memref<32xf32>
     gpu.terminator
   } {module = @apart_kernels, function = @apart_5_generic}
+  return
+}
+
+// -----
+
+// Host code that touches nothing a launch touches lets it pass: a store to
+// another buffer, a wait, a branch whose launch writes another buffer. A
+// buffer allocated after a branch's result is not that result (the second
+// launch writes it while the branch's launch reads the branch's buffer).
+// The last launch reads what the store writes: it stays after it.
+// CHECK-LABEL: func.func @past_host_code
+// CHECK: memref.alloc
+// CHECK: gpu.launch {{.*}} function(@past_host_code_0_generic_and_1)
+// CHECK: memref.store %{{.*}}, %arg2[%c1]
+// CHECK: call @linnet_device_synchronize
+// CHECK: scf.if
+// CHECK: gpu.launch {{.*}} function(@past_host_code_1_generic)
+// CHECK: gpu.launch {{.*}} function(@past_host_code_3_generic)
+// CHECK-NOT: gpu.launch
+func.func private @linnet_device_synchronize()
+func.func @past_host_code(%x: memref<32xf32>, %y: memref<32xf32>, %s: memref<32xf32>, %t: memref<32xf32>, %c: i1) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %y[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @past_host_code_kernels, function = @past_host_code_0_generic}
+  memref.store %zero, %s[%c1] : memref<32xf32>
+  func.call @linnet_device_synchronize() : () -> ()
+  %b = scf.if %c -> (memref<32xf32>) {
+    %fresh = memref.alloc() : memref<32xf32>
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%tx] : memref<32xf32>
+      memref.store %v, %fresh[%tx] : memref<32xf32>
+      gpu.terminator
+    } {module = @past_host_code_kernels, function = @past_host_code_1_generic}
+    scf.yield %fresh : memref<32xf32>
+  } else {
+    scf.yield %y : memref<32xf32>
+  }
+  %out = memref.alloc() : memref<32xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<32xf32>
+    memref.store %v, %out[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @past_host_code_kernels, function = @past_host_code_2_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %s[%tx] : memref<32xf32>
+    memref.store %v, %t[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @past_host_code_kernels, function = @past_host_code_3_generic}
+  %w = memref.load %b[%c1] : memref<32xf32>
+  memref.store %w, %out[%c1] : memref<32xf32>
   return
 }

@@ -153,3 +153,27 @@ func.func @consumers(%w: tensor<64x512xbf16>, %x: tensor<512xbf16>, %acc: tensor
   } -> tensor<64x512xf32>
   return %r, %scaled : tensor<64xbf16>, tensor<64x512xf32>
 }
+
+// An op computing a cosine is a region of its own (`linnet.own_region`):
+// libdevice's argument reduction keeps its local array in registers only in
+// a kernel of that loop alone. The op reading it is not marked.
+// CHECK-LABEL: func.func @cosine_apart
+// CHECK: linnet.lowering_config = {{.*}}, linnet.own_region}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.cos
+// CHECK-NOT: linnet.own_region
+// CHECK: return
+func.func @cosine_apart(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %e = tensor.empty() : tensor<64xf32>
+  %c = linalg.generic {indexing_maps = [#one, #one], iterator_types = ["parallel"]} ins(%x : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = math.cos %a : f32
+    linalg.yield %t : f32
+  } -> tensor<64xf32>
+  %r = linalg.generic {indexing_maps = [#one, #one, #one], iterator_types = ["parallel"]} ins(%x, %c : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}

@@ -73,16 +73,20 @@ def LinnetCudaVersionProducts
 
 def LinnetCudaFoldKeepdimReshapes
     : Pass<"linnet-cuda-fold-keepdim-reshapes", "mlir::func::FuncOp"> {
-  let summary = "Fold the reshape of a reduction's kept axis into the "
-                "reduction";
+  let summary = "Read through reshapes of unit axes; fold a kept axis's "
+                "reshape into its reduction";
   let description = [{
     A reduction that keeps its axis (`keepdim = true`: a norm's mean, a
     softmax's max and sum) is a linalg reduction to [R] and a
-    `tensor.expand_shape` to [R, 1]. Here that reshape is folded into the
-    reduction by linalg's fold-reshape-by-expansion patterns (the unit
-    axis a loop of the reduction), and only that reshape: with the reduction
-    adjacent to the elementwise op that reads it, the reader's dispatch
-    region can take it (fuse-reductions), a kernel fewer.
+    `tensor.expand_shape` to [R, 1]. Each linalg.generic reading a reshape
+    that only adds or drops axes of size 1 reads the reshape's source
+    instead (its indexing map reads such an axis at 0), so the reduction
+    stands next to its reader and the reader's dispatch region takes it
+    (fuse-reductions), a kernel fewer; an elementwise producer of the
+    reduction's input joins it too (a norm's `extf` and sum of squares, one
+    kernel with the scaling). A kept axis's reshape that another op reads is
+    folded into the reduction by linalg's fold-reshape-by-expansion
+    patterns (the unit axis a loop of the reduction).
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
