@@ -299,44 +299,43 @@ void fuseIntoFormedRegions(RewriterBase &rewriter, func::FuncOp func,
       regions.push_back(forall);
   });
   for (scf::ForallOp forall : regions) {
-    SmallVector<tensor::ExtractSliceOp> worklist;
-    auto consider = [&](Operation *op) {
-      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
-          slice && slice->getParentOp() == forall)
-        worklist.push_back(slice);
-    };
-    for (Operation &op : forall.getBody()->without_terminator())
-      consider(&op);
-    SmallVector<Operation *> fused;
-    while (!worklist.empty()) {
-      tensor::ExtractSliceOp slice = worklist.pop_back_val();
-      auto result = dyn_cast<OpResult>(slice.getSource());
-      auto producer =
-          result ? dyn_cast<linalg::LinalgOp>(result.getOwner()) : nullptr;
-      if (!producer || !getLoweringConfig(producer) ||
-          !producer.hasPureTensorSemantics() ||
-          producer->hasAttr(linnet::codegen::kOwnRegionName) ||
-          forall->isAncestor(producer))
-        continue;
-      bool inside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
-        return forall->isProperAncestor(user);
-      });
-      if (!inside && !isConstantFill(producer) &&
-          !isRecomputedElementwise(producer))
-        continue;
-      if (!admitsTile(slice, result, fuseReductions, maxFusedTileBytes))
-        continue;
-      SmallVector<LoopLikeOpInterface> loops = {
-          cast<LoopLikeOpInterface>(forall.getOperation())};
-      std::optional<scf::SCFFuseProducerOfSliceResult> tiled =
-          scf::tileAndFuseProducerOfSlice(rewriter, slice, loops);
-      if (!tiled)
-        continue;
-      fused.push_back(producer);
-      for (Operation *generated : tiled->generatedSlices)
-        consider(generated);
+    // Until no slice's producer joins: one joining may leave another's
+    // users all inside (the original of a producer fused at two slices).
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      auto slices =
+          llvm::to_vector(forall.getBody()->getOps<tensor::ExtractSliceOp>());
+      for (tensor::ExtractSliceOp slice : slices) {
+        if (slice->use_empty())
+          continue;
+        auto result = dyn_cast<OpResult>(slice.getSource());
+        auto producer =
+            result ? dyn_cast<linalg::LinalgOp>(result.getOwner()) : nullptr;
+        if (!producer || !getLoweringConfig(producer) ||
+            !producer.hasPureTensorSemantics() ||
+            producer->hasAttr(linnet::codegen::kOwnRegionName) ||
+            forall->isAncestor(producer))
+          continue;
+        bool inside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
+          return forall->isProperAncestor(user);
+        });
+        if ((!inside && !isConstantFill(producer) &&
+             !isRecomputedElementwise(producer)) ||
+            !admitsTile(slice, result, fuseReductions, maxFusedTileBytes))
+          continue;
+        SmallVector<LoopLikeOpInterface> loops = {
+            cast<LoopLikeOpInterface>(forall.getOperation())};
+        if (!scf::tileAndFuseProducerOfSlice(rewriter, slice, loops))
+          continue;
+        if (slice->use_empty())
+          rewriter.eraseOp(slice);
+        if (producer->use_empty())
+          rewriter.eraseOp(producer);
+        changed = true;
+        break;
+      }
     }
-    eraseDeadOps(rewriter, fused);
   }
 }
 

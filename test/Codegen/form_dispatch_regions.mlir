@@ -11,6 +11,10 @@
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks}))" | FileCheck %s --check-prefix=GPU
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks max-fused-tile-bytes=32768}))" | FileCheck %s --check-prefix=LIMIT
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks},canonicalize))" | FileCheck %s --check-prefix=RECOMPUTE
+// With fuse-into-lowered-regions a region the lowering formed (an
+// scf.forall already there) takes in the producers of the slices its body
+// takes, as a root's region does.
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks fuse-into-lowered-regions}))" | FileCheck %s --check-prefix=INTO
 
 // CHECK-LABEL: func.func @matmul
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (128, 96) step (64, 32)
@@ -411,4 +415,58 @@ func.func @own_region(%x: tensor<64xf32>) -> tensor<64xf32> {
     linalg.yield %m : f32
   } -> tensor<64xf32>
   return %r : tensor<64xf32>
+}
+
+// A lowered region (one head a block, as a delta rule's) reads a head of a
+// scaled tensor and of a norm's sum: both join it, the sum computed for its
+// head alone; a producer another op outside reads too (the exp, which the
+// function returns) stays a region of its own.
+// INTO-LABEL: func.func @into_lowered(
+// INTO: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4, 16) step (1, 16)
+// INTO: math.exp
+// INTO: scf.forall (%[[H:.*]]) in (4)
+// INTO: tensor.extract_slice %arg0[%[[H]], 0] [1, 16]
+// INTO: arith.mulf
+// INTO: "reduction"
+// INTO-NOT: math.exp
+// INTO: arith.divf
+// INTO: mapping = [#gpu.block<linear_dim_0>]
+// INTO-NOT: scf.forall (
+// INTO: return
+#hk = affine_map<(h, k) -> (h, k)>
+#h = affine_map<(h, k) -> (h)>
+func.func @into_lowered(%x: tensor<4x16xf32>, %acc: tensor<4xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %two = arith.constant 2.0 : f32
+  %scaled = linalg.generic {indexing_maps = [#hk, #hk], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 16], reduction = [0, 0], vector = [0, 0]>} ins(%x : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %two : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %sums = linalg.generic {indexing_maps = [#hk, #h], iterator_types = ["parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 0], reduction = [0, 0], vector = [0, 0]>} ins(%x : tensor<4x16xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %exp = linalg.generic {indexing_maps = [#hk, #hk], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 16], reduction = [0, 0], vector = [0, 0]>} ins(%scaled : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = math.exp %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %r = scf.forall (%hd) in (4) shared_outs(%out = %e) -> (tensor<4x16xf32>) {
+    %xs = tensor.extract_slice %scaled[%hd, 0] [1, 16] [1, 1] : tensor<4x16xf32> to tensor<1x16xf32>
+    %ss = tensor.extract_slice %sums[%hd] [1] [1] : tensor<4xf32> to tensor<1xf32>
+    %es = tensor.extract_slice %exp[%hd, 0] [1, 16] [1, 1] : tensor<4x16xf32> to tensor<1x16xf32>
+    %os = tensor.extract_slice %out[%hd, 0] [1, 16] [1, 1] : tensor<4x16xf32> to tensor<1x16xf32>
+    %q = linalg.generic {indexing_maps = [affine_map<(h, k) -> (h, k)>, affine_map<(h, k) -> (h)>, affine_map<(h, k) -> (h, k)>, affine_map<(h, k) -> (h, k)>], iterator_types = ["parallel", "parallel"]} ins(%xs, %ss, %es : tensor<1x16xf32>, tensor<1xf32>, tensor<1x16xf32>) outs(%os : tensor<1x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+      %d = arith.divf %a, %b : f32
+      %t = arith.addf %d, %c : f32
+      linalg.yield %t : f32
+    } -> tensor<1x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %q into %out[%hd, 0] [1, 16] [1, 1] : tensor<1x16xf32> into tensor<4x16xf32>
+    }
+  } {mapping = [#gpu.block<linear_dim_0>]}
+  return %r, %exp : tensor<4x16xf32>, tensor<4x16xf32>
 }

@@ -7,6 +7,11 @@
 //   y[b,s,c]           = sum_w taps[c,w] * xx[b, s + w, c]        (f32)
 //   new_history[b,j,c] = xx[b, clamp(lengths[b], 0, S) + j, c]    (gather)
 //
+// xx is a linalg.generic that picks each element from history or input,
+// not a tensor.concat, and new_history picks from them alone: a dispatch
+// region can then compute its tile of xx inside the convolution's (on a
+// GPU, a decode step's window is not a kernel and a copy of its own).
+//
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
@@ -15,12 +20,36 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 
 namespace linnet::lowering {
 namespace {
+
+/// Element [batch, row, channel] of history ‖ input (rows below `kept`
+/// from history, the rest from input), read with an scf.if so that only
+/// the row's own tensor is read.
+Value pickRow(OpBuilder &b, Location loc, Value history, Value input,
+              Value kept, Value batch, Value row, Value channel) {
+  Value fromHistory =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, kept);
+  auto branch = scf::IfOp::create(
+      b, loc, fromHistory,
+      [&](OpBuilder &tb, Location tloc) {
+        Value element = tensor::ExtractOp::create(
+            tb, tloc, history, ValueRange{batch, row, channel});
+        scf::YieldOp::create(tb, tloc, element);
+      },
+      [&](OpBuilder &eb, Location eloc) {
+        Value inputRow = arith::SubIOp::create(eb, eloc, row, kept);
+        Value element = tensor::ExtractOp::create(
+            eb, eloc, input, ValueRange{batch, inputRow, channel});
+        scf::YieldOp::create(eb, eloc, element);
+      });
+  return branch.getResult(0);
+}
 
 struct CausalConvLowering : OpRewritePattern<CausalConvOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -35,8 +64,28 @@ struct CausalConvLowering : OpRewritePattern<CausalConvOp> {
     Type elementType = cast<RankedTensorType>(input.getType()).getElementType();
 
     // xx = history ‖ input along the sequence axis.
-    Value extended = tensor::ConcatOp::create(rewriter, loc, /*dim=*/1,
-                                              ValueRange{history, input});
+    Value kept = getValueOrCreateConstantIndexOp(
+        rewriter, loc, getSizes(rewriter, loc, history)[1]);
+    auto pick = [&](OpBuilder &nb, Location nloc, Value batch, Value row,
+                    Value channel) {
+      return pickRow(nb, nloc, history, input, kept, batch, row, channel);
+    };
+    SmallVector<OpFoldResult> extendedSizes = getSizes(rewriter, loc, input);
+    extendedSizes[1] = rewriter.createOrFold<arith::AddIOp>(
+        loc, getValueOrCreateConstantIndexOp(rewriter, loc, extendedSizes[1]),
+        kept);
+    Value extended =
+        createGeneric(rewriter, loc, ValueRange{},
+                      createEmpty(rewriter, loc, extendedSizes, elementType),
+                      {rewriter.getMultiDimIdentityMap(3)}, iterators(3),
+                      [&](OpBuilder &nb, Location nloc, ValueRange) {
+                        linalg::YieldOp::create(
+                            nb, nloc,
+                            pick(nb, nloc, linalg::IndexOp::create(nb, nloc, 0),
+                                 linalg::IndexOp::create(nb, nloc, 1),
+                                 linalg::IndexOp::create(nb, nloc, 2)));
+                      })
+            .getResult(0);
 
     // y[b,s,c] = sum_w taps[c,w] * xx[b, s + w, c]; loops b s c w.
     AffineExpr b, s, c, w;
@@ -79,11 +128,10 @@ struct CausalConvLowering : OpRewritePattern<CausalConvOp> {
                   steps);
               Value row = arith::AddIOp::create(
                   nb, nloc, length, linalg::IndexOp::create(nb, nloc, 1));
-              Value element = tensor::ExtractOp::create(
-                  nb, nloc, extended,
-                  ValueRange{linalg::IndexOp::create(nb, nloc, 0), row,
-                             linalg::IndexOp::create(nb, nloc, 2)});
-              linalg::YieldOp::create(nb, nloc, element);
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  pick(nb, nloc, linalg::IndexOp::create(nb, nloc, 0), row,
+                       linalg::IndexOp::create(nb, nloc, 2)));
             })
             .getResult(0);
 

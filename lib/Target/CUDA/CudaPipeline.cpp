@@ -79,6 +79,9 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   regions.fuseReductions = true;
   regions.mapToBlocks = true;
   regions.maxFusedTileBytes = kMaxFusedTileBytes;
+  // The kernels of the ops lowered inside their regions (the delta rule,
+  // attention, the routed experts' products) take in their producers too.
+  regions.fuseIntoLoweredRegions = true;
   funcPm.addPass(createLinnetCodegenFormDispatchRegions(regions));
   // The ops tiled as ops (a decode step's delta rule and attention) are
   // lowered inside their regions, a kernel each; the others where they are,
