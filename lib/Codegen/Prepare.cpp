@@ -3,7 +3,8 @@
 // Puts a function's linalg ops in the form dispatch-region formation
 // expects: elementwise producers fused into their consumers without
 // recomputation, transposes read in place, contractions as named ops, an
-// element of a uniform tensor (a constant fill) the value itself.
+// element of a uniform tensor (a constant fill) the value itself, a reshape
+// of static shapes to a constant shape views.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,9 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <functional>
+#include <numeric>
 
 namespace linnet {
 #define GEN_PASS_DEF_LINNETCODEGENPREPARE
@@ -35,6 +39,55 @@ bool isDataMovement(Operation *op) {
   return yield.getNumOperands() == 1 &&
          yield.getOperand(0) == generic.getBody()->getArgument(0);
 }
+
+/// A `tensor.reshape` to a constant shape of a tensor of static shape (a
+/// block function inlined where its rows are known: `reshape(y, [B, S, H])`)
+/// is a collapse to one axis and an expansion to the shape: views, where a
+/// reshape by a shape tensor would read the shape from memory (on a GPU,
+/// after a wait for the device).
+struct StaticReshape : OpRewritePattern<tensor::ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    DenseIntElementsAttr shape;
+    if (!matchPattern(op.getShape(), m_Constant(&shape)))
+      return failure();
+    Value source = op.getSource();
+    if (auto cast = source.getDefiningOp<tensor::CastOp>())
+      source = cast.getSource();
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    if (!sourceType.hasStaticShape() || sourceType.getRank() == 0)
+      return failure();
+    SmallVector<int64_t> sizes;
+    for (const APInt &size : shape.getValues<APInt>())
+      sizes.push_back(size.getSExtValue());
+    if (sizes.empty() || llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
+        std::accumulate(sizes.begin(), sizes.end(), int64_t(1),
+                        std::multiplies<int64_t>()) !=
+            sourceType.getNumElements())
+      return failure();
+    Location loc = op.getLoc();
+    auto whole = [](int64_t rank) {
+      ReassociationIndices all(rank);
+      std::iota(all.begin(), all.end(), 0);
+      return SmallVector<ReassociationIndices>{all};
+    };
+    Value flat = source;
+    if (sourceType.getRank() != 1)
+      flat = tensor::CollapseShapeOp::create(rewriter, loc, source,
+                                             whole(sourceType.getRank()));
+    Value reshaped = flat;
+    auto target = RankedTensorType::get(sizes, sourceType.getElementType());
+    if (sizes.size() != 1)
+      reshaped = tensor::ExpandShapeOp::create(rewriter, loc, target, flat,
+                                               whole(sizes.size()));
+    if (reshaped.getType() != op.getType())
+      reshaped = tensor::CastOp::create(rewriter, loc, op.getType(), reshaped);
+    rewriter.replaceOp(op, reshaped);
+    return success();
+  }
+};
 
 /// Makes a generic contraction a named op (linalg.matmul, ...) where that
 /// keeps its indexing maps. MLIR 22's specialization turns a matmul that
@@ -120,7 +173,7 @@ LogicalResult prepareOps(func::FuncOp func, RewriterBase &rewriter) {
            (consumer.getMatchingIndexingMap(fused).isPermutation() ||
             isDataMovement(producer));
   });
-  patterns.add<ExtractOfUniformTensor>(func.getContext());
+  patterns.add<ExtractOfUniformTensor, StaticReshape>(func.getContext());
   if (failed(applyPatternsGreedily(func, std::move(patterns))))
     return failure();
   SmallVector<linalg::GenericOp> generics;

@@ -127,3 +127,28 @@ func.func @uniform_elements(%x: tensor<8xf32>, %v: f32) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %y : tensor<8xf32>
 }
+
+// A reshape of a static tensor to a constant shape (a block function's
+// `reshape(y, [B, S, H])` where it was inlined with one row) becomes a
+// collapse to one axis and an expansion: views, no shape read from memory.
+// CHECK-LABEL: func.func @static_reshape
+// CHECK-NOT: tensor.reshape
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<1x2048xf32> into tensor<2048xf32>
+// CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1, 2]] output_shape [1, 1, 2048] : tensor<2048xf32> into tensor<1x1x2048xf32>
+// CHECK: tensor.cast %[[ROWS]] : tensor<1x1x2048xf32> to tensor<?x?x2048xf32>
+func.func @static_reshape(%x: tensor<1x2048xf32>) -> tensor<?x?x2048xf32> {
+  %shape = arith.constant dense<[1, 1, 2048]> : tensor<3xindex>
+  %any = tensor.cast %x : tensor<1x2048xf32> to tensor<?x2048xf32>
+  %r = tensor.reshape %any(%shape) : (tensor<?x2048xf32>, tensor<3xindex>) -> tensor<?x?x2048xf32>
+  return %r : tensor<?x?x2048xf32>
+}
+
+// A shape that does not hold the tensor's elements is left to the reshape's
+// own verification at run time.
+// CHECK-LABEL: func.func @mismatched_reshape
+// CHECK: tensor.reshape
+func.func @mismatched_reshape(%x: tensor<1x2048xf32>) -> tensor<?x?xf32> {
+  %shape = arith.constant dense<[3, 2048]> : tensor<2xindex>
+  %r = tensor.reshape %x(%shape) : (tensor<1x2048xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}

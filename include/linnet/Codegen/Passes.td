@@ -38,6 +38,23 @@ def LinnetCodegenPrepare
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def LinnetCodegenInlineStaticCalls
+    : Pass<"linnet-codegen-inline-static-calls", "mlir::ModuleOp"> {
+  let summary = "Inline a shape-generic private function where it is called "
+                "with static shapes";
+  let description = [{
+    A call of a private function some of whose operands are `tensor.cast`s
+    from a more static type (a decode step's [1, 1, H] passed as [?, ?, H])
+    is inlined: the callee's shapes become static where it is called so,
+    the branches on them fold, and its dispatch regions fuse with the
+    caller's. Other calls stay calls (one body for every shape); a callee
+    left without calls is dropped.
+  }];
+  let dependentDialects = [
+    "mlir::func::FuncDialect", "mlir::tensor::TensorDialect"
+  ];
+}
+
 def LinnetCodegenFormDispatchRegions
     : Pass<"linnet-codegen-form-dispatch-regions", "mlir::func::FuncOp"> {
   let summary = "Tile each root op with an scf.forall of its lowering "

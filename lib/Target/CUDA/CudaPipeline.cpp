@@ -57,6 +57,8 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   target.chip = options.chip;
   target.features = options.features;
   pm.addPass(createLinnetCudaCheckTarget(target));
+  // A decode step's mixture of experts, specialized to its one row.
+  pm.addPass(createLinnetCodegenInlineStaticCalls());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   addCleanup(funcPm);

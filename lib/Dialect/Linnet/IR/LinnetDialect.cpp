@@ -10,6 +10,7 @@
 #include "linnet/Dialect/Linnet/IR/LinnetOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -38,7 +39,27 @@ static void printTileSizes(AsmPrinter &printer, ArrayRef<int64_t> sizes) {
 #define GET_ATTRDEF_CLASSES
 #include "linnet/Dialect/Linnet/IR/LinnetAttrs.cpp.inc"
 
+namespace {
+
+/// Every linnet op computes values from its operands alone (no region, no
+/// symbol, no effect on memory), so a function holding them may be inlined
+/// (linnet-codegen-inline-static-calls: a block function at a call site of
+/// static shapes).
+struct LinnetInlinerInterface : DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+
+} // namespace
+
 void LinnetDialect::initialize() {
+  addInterfaces<LinnetInlinerInterface>();
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "linnet/Dialect/Linnet/IR/LinnetAttrs.cpp.inc"
