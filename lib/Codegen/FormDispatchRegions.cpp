@@ -68,6 +68,13 @@ bool isRecomputedElementwise(linalg::LinalgOp op) {
   });
 }
 
+/// Whether each region that reads `op` may compute its tile again, whatever
+/// its other users do: a constant fill, or an elementwise op of inputs in
+/// memory.
+bool isComputedAgainFreely(linalg::LinalgOp op) {
+  return isConstantFill(op) || isRecomputedElementwise(op);
+}
+
 /// The producers that join `root`'s dispatch region (none a target keeps
 /// apart, `linnet.own_region`): for a contraction only
 /// the parallel producer of its accumulator (a fill, a broadcast bias);
@@ -108,8 +115,7 @@ llvm::SmallPtrSet<Operation *, 8> collectFusibleProducers(linalg::LinalgOp root,
   while (changed) {
     changed = false;
     for (Operation *op : llvm::to_vector(candidates)) {
-      auto producer = cast<linalg::LinalgOp>(op);
-      if (isConstantFill(producer) || isRecomputedElementwise(producer))
+      if (isComputedAgainFreely(cast<linalg::LinalgOp>(op)))
         continue;
       bool allUsersJoin = llvm::all_of(op->getUsers(), [&](Operation *user) {
         return user == root.getOperation() || candidates.contains(user);
@@ -320,8 +326,7 @@ void fuseIntoFormedRegions(RewriterBase &rewriter, func::FuncOp func,
         bool inside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
           return forall->isProperAncestor(user);
         });
-        if ((!inside && !isConstantFill(producer) &&
-             !isRecomputedElementwise(producer)) ||
+        if ((!inside && !isComputedAgainFreely(producer)) ||
             !admitsTile(slice, result, fuseReductions, maxFusedTileBytes))
           continue;
         SmallVector<LoopLikeOpInterface> loops = {

@@ -15,7 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/Inliner.h"
 #include "mlir/Transforms/InliningUtils.h"
 
 namespace linnet {
@@ -41,17 +41,8 @@ struct InlineStaticCallsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     InlinerInterface interface(&getContext());
-    auto cloneBody = [](OpBuilder &, Region *src, Block *inlineBlock,
-                        Block *postInsertBlock, IRMapping &mapper,
-                        bool shouldCloneInlinedRegion) {
-      Region *insertRegion = inlineBlock->getParent();
-      if (shouldCloneInlinedRegion)
-        src->cloneInto(insertRegion, postInsertBlock->getIterator(), mapper);
-      else
-        insertRegion->getBlocks().splice(postInsertBlock->getIterator(),
-                                         src->getBlocks(), src->begin(),
-                                         src->end());
-    };
+    // Upstream's inliner's own way of placing the callee's blocks.
+    InlinerConfig config;
     SmallVector<func::CallOp> calls;
     module.walk([&](func::CallOp call) {
       auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
@@ -62,7 +53,7 @@ struct InlineStaticCallsPass
     llvm::SmallPtrSet<Operation *, 4> inlinedCallees;
     for (func::CallOp call : calls) {
       auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-      if (failed(inlineCall(interface, cloneBody,
+      if (failed(inlineCall(interface, config.getCloneCallback(),
                             cast<CallOpInterface>(call.getOperation()),
                             cast<CallableOpInterface>(callee.getOperation()),
                             &callee.getBody())))
