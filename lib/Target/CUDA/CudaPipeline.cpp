@@ -92,6 +92,9 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   lowering.expertOutputTile = kExpertOutputTile;
   funcPm.addPass(createLinnetLowerToLinalg(lowering));
   addCleanup(funcPm);
+  // Their reshapes of unit axes (a mixture of experts' sum back to [B, S,
+  // H]) are read through as the model's were.
+  funcPm.addPass(createLinnetCudaFoldKeepdimReshapes());
   funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
   funcPm.addPass(createLinnetCodegenFormDispatchRegions(regions));
   addCleanup(funcPm);

@@ -68,14 +68,28 @@ std::optional<SmallVector<int64_t>> specialOpTile(Operation *op) {
   return std::nullopt;
 }
 
+/// Whether `op` reads, through `read`, one element of an operand for each
+/// of its iterations: a projected permutation, each loop it leaves out of
+/// extent 1 (a unit axis a reshape added, read through).
+bool readsElementForElement(linalg::LinalgOp op, AffineMap read) {
+  if (!read.isProjectedPermutation())
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    if (!read.isFunctionOfDim(d) && ranges[d] != 1)
+      return false;
+  return true;
+}
+
 /// The tile of `op`, without reduction loops, where it reads element for
 /// element the result of an op with a tile of its own form that has no
 /// other user: a warp reduction (a GEMV's f32 sums it rounds), an output per
 /// warp, or a tensor-core product (a prefill projection's sums), its 64 x 64
-/// tile. The producer joins its region (the pipeline fuses reductions), so
-/// the region's tile is the producer's. One that broadcasts the result (a
-/// norm's scale over its row) keeps its own tile: each of its tiles
-/// computes the few sums it reads.
+/// tile, or an elementwise op that has such a tile itself (a GEMV's bias,
+/// then a residual sum of it). The producer joins its region (the pipeline
+/// fuses reductions), so the region's tile is the producer's. One that
+/// broadcasts the result (a norm's scale over its row) keeps its own tile:
+/// each of its tiles computes the few sums it reads.
 std::optional<SmallVector<int64_t>> producerTile(linalg::LinalgOp op,
                                                  int64_t threads) {
   if (op.getNumReductionLoops() != 0)
@@ -83,23 +97,31 @@ std::optional<SmallVector<int64_t>> producerTile(linalg::LinalgOp op,
   for (OpOperand *input : op.getDpsInputOperands()) {
     auto producer = input->get().getDefiningOp<linalg::LinalgOp>();
     AffineMap read = op.getMatchingIndexingMap(input);
-    if (!producer || !producer->hasOneUse() || !read.isPermutation())
+    if (!producer || !producer->hasOneUse() ||
+        !readsElementForElement(op, read))
       continue;
+    AffineMap written =
+        producer.getIndexingMapMatchingResult(cast<OpResult>(input->get()));
+    if (!written.isProjectedPermutation() ||
+        written.getNumResults() != read.getNumResults())
+      continue;
+    SmallVector<int64_t> tile;
     if (std::optional<linnet::TensorCoreMatmul> matmul =
-            linnet::matchTensorCoreMatmul(producer, threads)) {
-      // Dimension r of the result is the producer's loop `written`'s and
-      // this op's loop `read`'s.
-      SmallVector<int64_t> tile =
-          linnet::tensorCoreBlockTile(producer, *matmul, threads);
-      AffineMap written =
-          producer.getIndexingMapMatchingResult(cast<OpResult>(input->get()));
-      SmallVector<int64_t> own(op.getNumLoops(), 1);
-      for (unsigned r = 0; r < read.getNumResults(); ++r)
-        own[read.getDimPosition(r)] = tile[written.getDimPosition(r)];
-      return own;
-    }
-    if (linnet::matchWarpReduction(producer, threads))
-      return blockTile(op, threads / linnet::kWarpSize);
+            linnet::matchTensorCoreMatmul(producer, threads))
+      tile = linnet::tensorCoreBlockTile(producer, *matmul, threads);
+    else if (linnet::matchWarpReduction(producer, threads))
+      tile = blockTile(producer, threads / linnet::kWarpSize);
+    else if (std::optional<SmallVector<int64_t>> inner =
+                 producerTile(producer, threads))
+      tile = std::move(*inner);
+    else
+      continue;
+    // Dimension r of the result is the producer's loop `written`'s and
+    // this op's loop `read`'s; a loop read nowhere has extent 1.
+    SmallVector<int64_t> own(op.getNumLoops(), 1);
+    for (unsigned r = 0; r < read.getNumResults(); ++r)
+      own[read.getDimPosition(r)] = tile[written.getDimPosition(r)];
+    return own;
   }
   return std::nullopt;
 }

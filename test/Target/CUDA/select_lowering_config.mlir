@@ -154,6 +154,43 @@ func.func @consumers(%w: tensor<64x512xbf16>, %x: tensor<512xbf16>, %acc: tensor
   return %r, %scaled : tensor<64xbf16>, tensor<64x512xf32>
 }
 
+// A residual sum that reads the rounding of a GEMV, element for element
+// through a unit axis a reshape added (read through), takes the same tile in
+// its own loops: the rounding and the GEMV join its region.
+// CHECK-LABEL: func.func @residual_of_gemv
+// CHECK: iterator_types = ["parallel", "reduction"]} ins({{.*}}thread = [8, 0]
+// CHECK: iterator_types = ["parallel"]} ins({{.*}}thread = [8],
+// CHECK: iterator_types = ["parallel", "parallel"]} ins({{.*}}thread = [1, 8]
+// SMALL-LABEL: func.func @residual_of_gemv
+// SMALL: thread = [2, 0]
+// SMALL: thread = [2],
+// SMALL: thread = [1, 2]
+#unit_row = affine_map<(u, n) -> (n)>
+#unit_id = affine_map<(u, n) -> (u, n)>
+func.func @residual_of_gemv(%w: tensor<64x512xbf16>, %x: tensor<512xbf16>, %acc: tensor<64xf32>, %h: tensor<1x64xbf16>) -> tensor<1x64xbf16> {
+  %y = linalg.generic {indexing_maps = [#gk, #gx, #gn], iterator_types = ["parallel", "reduction"]} ins(%w, %x : tensor<64x512xbf16>, tensor<512xbf16>) outs(%acc : tensor<64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %e = tensor.empty() : tensor<64xbf16>
+  %r = linalg.generic {indexing_maps = [#one, #one], iterator_types = ["parallel"]} ins(%y : tensor<64xf32>) outs(%e : tensor<64xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<64xbf16>
+  %eh = tensor.empty() : tensor<1x64xbf16>
+  %sum = linalg.generic {indexing_maps = [#unit_id, #unit_row, #unit_id], iterator_types = ["parallel", "parallel"]} ins(%h, %r : tensor<1x64xbf16>, tensor<64xbf16>) outs(%eh : tensor<1x64xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %o: bf16):
+    %s = arith.addf %a, %b : bf16
+    linalg.yield %s : bf16
+  } -> tensor<1x64xbf16>
+  return %sum : tensor<1x64xbf16>
+}
+
 // An op computing a cosine is a region of its own (`linnet.own_region`):
 // libdevice's argument reduction keeps its local array in registers only in
 // a kernel of that loop alone. The op reading it is not marked.
