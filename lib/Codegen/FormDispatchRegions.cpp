@@ -68,11 +68,36 @@ bool isRecomputedElementwise(linalg::LinalgOp op) {
   });
 }
 
+/// The most iterations (all its loops together) of an op that each region
+/// reading it may compute again, its tile of it, whatever its other readers
+/// do: a decode step's norm of its row (a sum of 2048 squares, then 2048
+/// products), which each projection reading the row then computes itself, or
+/// a router's softmax over 256 experts. A product with a weight (a
+/// contraction) is never computed again so: its weights would be read again.
+constexpr int64_t kMaxIterationsComputedAgain = int64_t(1) << 16;
+
+/// Whether `op` is small enough to be computed again by each region reading
+/// it (see kMaxIterationsComputedAgain): all its loop ranges static.
+bool isSmallToComputeAgain(linalg::LinalgOp op) {
+  if (isContraction(op) || op->hasAttr(linnet::codegen::kOwnRegionName))
+    return false;
+  int64_t iterations = 1;
+  for (int64_t range : op.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(range))
+      return false;
+    iterations *= range;
+    if (iterations > kMaxIterationsComputedAgain)
+      return false;
+  }
+  return true;
+}
+
 /// Whether each region that reads `op` may compute its tile again, whatever
-/// its other users do: a constant fill, or an elementwise op of inputs in
-/// memory.
+/// its other users do: a constant fill, an elementwise op of inputs in
+/// memory, or a small op.
 bool isComputedAgainFreely(linalg::LinalgOp op) {
-  return isConstantFill(op) || isRecomputedElementwise(op);
+  return isConstantFill(op) || isRecomputedElementwise(op) ||
+         isSmallToComputeAgain(op);
 }
 
 /// The producers that join `root`'s dispatch region (none a target keeps
@@ -212,10 +237,12 @@ std::optional<int64_t> tilesReadingAlike(tensor::ExtractSliceOp slice) {
 /// The most iterations a region may spend computing again, in tiles that
 /// read the same part, a reduction fused into it. A shared expert's gate
 /// (a sum over 2048 elements for one output) in each of 256 tiles of a
-/// hidden row (524288) is cheaper than a kernel of its own; its gate and
-/// up projections (2048 x 512 each) in each of them, or the final norm's
-/// sum in each of the LM head's 31040 tiles, are not.
-constexpr int64_t kMaxRecomputedIterations = int64_t(1) << 20;
+/// hidden row (2^19), or a layer's norm (a sum of 2048 squares) in each of
+/// the 1537 tiles of a DeltaNet's input projections (2^21.6), is cheaper
+/// than a kernel of its own; the shared expert's gate and up projections
+/// (2048 x 512 each) in each of those 256 tiles (2^28), or the final norm's
+/// sum in each of the LM head's 31040 tiles (2^25.9), are not.
+constexpr int64_t kMaxRecomputedIterations = int64_t(1) << 23;
 
 /// Whether fusing the reduction `producer` at `slice` (a tile of at most
 /// `elements` elements) would compute it again in more iterations than that
@@ -290,13 +317,69 @@ bool admitsTile(tensor::ExtractSliceOp slice, OpResult result,
                          widensReductionTile(slice, result, producer)));
 }
 
+/// Reads the element `extract` takes, of a linalg op's result computed
+/// outside `forall`, from a slice of that one element: a routed expert's id
+/// in the region of its product, which the slice lets the region compute
+/// itself.
+void extractFromSlice(RewriterBase &rewriter, scf::ForallOp forall,
+                      tensor::ExtractOp extract) {
+  Operation *producer = extract.getTensor().getDefiningOp();
+  if (!isa_and_nonnull<linalg::LinalgOp>(producer) ||
+      forall->isAncestor(producer))
+    return;
+  auto type = cast<RankedTensorType>(extract.getTensor().getType());
+  OpFoldResult one = rewriter.getIndexAttr(1);
+  SmallVector<OpFoldResult> offsets = getAsOpFoldResult(extract.getIndices());
+  SmallVector<OpFoldResult> ones(type.getRank(), one);
+  rewriter.setInsertionPoint(extract);
+  Value slice = tensor::ExtractSliceOp::create(
+      rewriter, extract.getLoc(), extract.getTensor(), offsets, ones, ones);
+  Value zero = arith::ConstantIndexOp::create(rewriter, extract.getLoc(), 0);
+  rewriter.replaceOpWithNewOp<tensor::ExtractOp>(
+      extract, slice, SmallVector<Value>(type.getRank(), zero));
+}
+
+/// Takes `slice`, of a collapse_shape that only drops axes of size 1 (each
+/// group at most one wider axis), of the collapse's source instead: the
+/// unit axes at 0, each group's one wide axis (or its first) as the slice
+/// takes the group. The result type stays (a rank-reducing slice).
+void sliceThroughUnitCollapse(RewriterBase &rewriter,
+                              tensor::ExtractSliceOp slice) {
+  auto collapse = slice.getSource().getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse)
+    return;
+  ArrayRef<int64_t> source = collapse.getSrcType().getShape();
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  for (auto [index, group] :
+       llvm::enumerate(collapse.getReassociationIndices())) {
+    auto wide = llvm::make_filter_range(
+        group, [&](int64_t axis) { return source[axis] != 1; });
+    int64_t count = std::distance(wide.begin(), wide.end());
+    if (count > 1)
+      return;
+    int64_t taken = count == 1 ? *wide.begin() : group.front();
+    for (int64_t axis : group) {
+      bool isTaken = axis == taken;
+      offsets.push_back(isTaken ? slice.getMixedOffsets()[index] : zero);
+      sizes.push_back(isTaken ? slice.getMixedSizes()[index] : one);
+      strides.push_back(isTaken ? slice.getMixedStrides()[index] : one);
+    }
+  }
+  rewriter.setInsertionPoint(slice);
+  rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+      slice, slice.getResultType(), collapse.getSrc(), offsets, sizes, strides);
+}
+
 /// Fuses into each region the lowering formed (an scf.forall around a
 /// special op lowered inside it: a decode step's delta rule, attention, a
 /// routed expert's product) the producers of the slices its body takes, as
 /// a root's region takes them: a DeltaNet's normalised q and k and its
 /// gates, per head, in the delta rule's kernel; an expert's SiLU gate in its
 /// down projection's. Slices in loops inside the body are left (their tile
-/// would be computed each iteration).
+/// would be computed each iteration). A slice of a reshape that drops unit
+/// axes (a routed expert's input row) is first taken of its source, so that
+/// the producer is in reach.
 void fuseIntoFormedRegions(RewriterBase &rewriter, func::FuncOp func,
                            bool fuseReductions, int64_t maxFusedTileBytes) {
   SmallVector<scf::ForallOp> regions;
@@ -305,6 +388,12 @@ void fuseIntoFormedRegions(RewriterBase &rewriter, func::FuncOp func,
       regions.push_back(forall);
   });
   for (scf::ForallOp forall : regions) {
+    for (auto extract : llvm::make_early_inc_range(
+             forall.getBody()->getOps<tensor::ExtractOp>()))
+      extractFromSlice(rewriter, forall, extract);
+    for (auto slice : llvm::make_early_inc_range(
+             forall.getBody()->getOps<tensor::ExtractSliceOp>()))
+      sliceThroughUnitCollapse(rewriter, slice);
     // Until no slice's producer joins: one joining may leave another's
     // users all inside (the original of a producer fused at two slices).
     bool changed = true;

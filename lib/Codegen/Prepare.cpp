@@ -40,6 +40,31 @@ bool isDataMovement(Operation *op) {
          yield.getOperand(0) == generic.getBody()->getArgument(0);
 }
 
+/// Whether `op` computes its elements from the loop indices alone: a
+/// parallel generic that reads no memory, its inputs (if any) results of
+/// such generics or reshapes of them (a router's "lower id" mask, `arange(E) <
+/// arange(E)` of E x E booleans). Fused into a consumer it costs a few
+/// arithmetic ops there, where materialized it is a buffer the consumer reads.
+bool isIndexComputation(Operation *op, int depth = 0) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || depth > 4 || generic.getNumReductionLoops() != 0 ||
+      generic->getNumResults() != 1 || !generic.hasPureTensorSemantics())
+    return false;
+  bool readsMemory = false;
+  generic.getBody()->walk(
+      [&](Operation *nested) { readsMemory |= !isMemoryEffectFree(nested); });
+  if (readsMemory)
+    return false;
+  return llvm::all_of(generic.getDpsInputs(), [&](Value input) {
+    // Through reshapes (`reshape(arange(E), [1, E, 1])`).
+    while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+        input.getDefiningOp()))
+      input = input.getDefiningOp()->getOperand(0);
+    Operation *producer = input.getDefiningOp();
+    return producer && isIndexComputation(producer, depth + 1);
+  });
+}
+
 /// A `tensor.reshape` to a constant shape of a tensor of static shape (a
 /// block function inlined where its rows are known: `reshape(y, [B, S, H])`)
 /// is a collapse to one axis and an expansion to the shape: views, where a
@@ -165,11 +190,16 @@ LogicalResult prepareOps(func::FuncOp func, RewriterBase &rewriter) {
   // or where it only moves data. Through a broadcasting or reducing map a
   // computing producer (a SiLU feeding the down projection of an expert)
   // would be recomputed for every element of the loops the map leaves out.
+  // One computed from the loop indices alone is fused into every consumer.
   RewritePatternSet patterns(func.getContext());
   linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *fused) {
     Operation *producer = fused->get().getDefiningOp();
     auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
-    return producer && producer->hasOneUse() && consumer &&
+    if (!producer || !consumer)
+      return false;
+    if (isIndexComputation(producer))
+      return true;
+    return producer->hasOneUse() &&
            (consumer.getMatchingIndexingMap(fused).isPermutation() ||
             isDataMovement(producer));
   });

@@ -245,14 +245,14 @@ func.func @scaled_product_row(%x: tensor<128x4096xbf16>, %w: tensor<64x4096xbf16
 
 // With fuse-reductions a reduction joins a region only where the tiles that
 // read the same part of it (and so each compute it whole again) spend at
-// most 2^20 iterations on it: a norm's sum of 2048 squares under each of
-// 1024 tiles of a GEMV's rounding (2^21) is a region of its own, under each
+// most 2^23 iterations on it: a norm's sum of 2048 squares under each of
+// 8192 tiles of a GEMV's rounding (2^24) is a region of its own, under each
 // of 8 tiles (2^14) it joins. The scaling that reads it joins either way.
 // (Canonicalization then drops the producers' originals, left without users.)
 // RECOMPUTE-LABEL: func.func @norm_into_gemv(
 // RECOMPUTE: scf.forall (%{{.*}}) in (1)
 // RECOMPUTE: arith.mulf %[[IN:.*]], %[[IN]] : f32
-// RECOMPUTE: scf.forall (%{{.*}}, %{{.*}}) in (1, 1024)
+// RECOMPUTE: scf.forall (%{{.*}}, %{{.*}}) in (1, 8192)
 // RECOMPUTE-NOT: arith.mulf %[[IN2:.*]], %[[IN2]] : f32
 // RECOMPUTE: arith.divf
 // RECOMPUTE: "reduction"
@@ -271,7 +271,7 @@ func.func @scaled_product_row(%x: tensor<128x4096xbf16>, %w: tensor<64x4096xbf16
 #w4 = affine_map<(r, n, k) -> (n, k)>
 #y4 = affine_map<(r, n, k) -> (r, n)>
 #rn1 = affine_map<(r, n) -> (r, n)>
-func.func @norm_into_gemv(%x: tensor<1x2048xf32>, %w: tensor<1024x2048xf32>, %acc0: tensor<1xf32>, %acc: tensor<1x1024xf32>) -> tensor<1x1024xbf16> {
+func.func @norm_into_gemv(%x: tensor<1x2048xf32>, %w: tensor<8192x2048xf32>, %acc0: tensor<1xf32>, %acc: tensor<1x8192xf32>) -> tensor<1x8192xbf16> {
   %ss = linalg.generic {indexing_maps = [#rk1, #r1], iterator_types = ["parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 0], reduction = [0, 0], vector = [0, 0]>} ins(%x : tensor<1x2048xf32>) outs(%acc0 : tensor<1xf32>) {
   ^bb0(%a: f32, %o: f32):
     %m = arith.mulf %a, %a : f32
@@ -284,19 +284,19 @@ func.func @norm_into_gemv(%x: tensor<1x2048xf32>, %w: tensor<1024x2048xf32>, %ac
     %q = arith.divf %a, %n : f32
     linalg.yield %q : f32
   } -> tensor<1x2048xf32>
-  %y = linalg.generic {indexing_maps = [#x4, #w4, #y4], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>} ins(%xn, %w : tensor<1x2048xf32>, tensor<1024x2048xf32>) outs(%acc : tensor<1x1024xf32>) {
+  %y = linalg.generic {indexing_maps = [#x4, #w4, #y4], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>} ins(%xn, %w : tensor<1x2048xf32>, tensor<8192x2048xf32>) outs(%acc : tensor<1x8192xf32>) {
   ^bb0(%a: f32, %b: f32, %o: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %o, %p : f32
     linalg.yield %s : f32
-  } -> tensor<1x1024xf32>
-  %eb = tensor.empty() : tensor<1x1024xbf16>
-  %r = linalg.generic {indexing_maps = [#rn1, #rn1], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 1], reduction = [0, 0], vector = [0, 0]>} ins(%y : tensor<1x1024xf32>) outs(%eb : tensor<1x1024xbf16>) {
+  } -> tensor<1x8192xf32>
+  %eb = tensor.empty() : tensor<1x8192xbf16>
+  %r = linalg.generic {indexing_maps = [#rn1, #rn1], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 1], reduction = [0, 0], vector = [0, 0]>} ins(%y : tensor<1x8192xf32>) outs(%eb : tensor<1x8192xbf16>) {
   ^bb0(%v: f32, %o: bf16):
     %t = arith.truncf %v : f32 to bf16
     linalg.yield %t : bf16
-  } -> tensor<1x1024xbf16>
-  return %r : tensor<1x1024xbf16>
+  } -> tensor<1x8192xbf16>
+  return %r : tensor<1x8192xbf16>
 }
 
 func.func @norm_into_gemv_wide(%x: tensor<1x2048xf32>, %w: tensor<64x2048xf32>, %acc0: tensor<1xf32>, %acc: tensor<1x64xf32>) -> tensor<1x64xbf16> {
@@ -419,8 +419,9 @@ func.func @own_region(%x: tensor<64xf32>) -> tensor<64xf32> {
 
 // A lowered region (one head a block, as a delta rule's) reads a head of a
 // scaled tensor and of a norm's sum: both join it, the sum computed for its
-// head alone; a producer another op outside reads too (the exp, which the
-// function returns) stays a region of its own.
+// head alone. A producer another op outside reads too (the exp, which the
+// function returns) joins it as well, small enough (64 iterations) to be
+// computed again, and is a region of its own for the return.
 // INTO-LABEL: func.func @into_lowered(
 // INTO: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4, 16) step (1, 16)
 // INTO: math.exp
@@ -428,7 +429,7 @@ func.func @own_region(%x: tensor<64xf32>) -> tensor<64xf32> {
 // INTO: tensor.extract_slice %arg0[%[[H]], 0] [1, 16]
 // INTO: arith.mulf
 // INTO: "reduction"
-// INTO-NOT: math.exp
+// INTO: math.exp
 // INTO: arith.divf
 // INTO: mapping = [#gpu.block<linear_dim_0>]
 // INTO-NOT: scf.forall (
@@ -469,4 +470,144 @@ func.func @into_lowered(%x: tensor<4x16xf32>, %acc: tensor<4xf32>) -> (tensor<4x
     }
   } {mapping = [#gpu.block<linear_dim_0>]}
   return %r, %exp : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// The same region reading an exp (of a product, not of memory) of a
+// run-time width, of no bound to be computed again while the function
+// returns it too: the exp stays a region of its own, which the lowered
+// region reads.
+// INTO-LABEL: func.func @into_lowered_wide(
+// INTO: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4, %{{.*}}) step (1, 16)
+// INTO: math.exp
+// INTO: scf.forall (%[[H:.*]]) in (4)
+// INTO-NOT: math.exp
+// INTO: arith.addf
+// INTO: mapping = [#gpu.block<linear_dim_0>]
+// INTO: return
+func.func @into_lowered_wide(%x: tensor<4x?xf32>) -> (tensor<4x16xf32>, tensor<4x?xf32>) {
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c1 : tensor<4x?xf32>
+  %ew = tensor.empty(%n) : tensor<4x?xf32>
+  %two = arith.constant 2.0 : f32
+  %scaled = linalg.generic {indexing_maps = [#hk, #hk], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 16], reduction = [0, 0], vector = [0, 0]>} ins(%x : tensor<4x?xf32>) outs(%ew : tensor<4x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %two : f32
+    linalg.yield %m : f32
+  } -> tensor<4x?xf32>
+  %exp = linalg.generic {indexing_maps = [#hk, #hk], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 16], reduction = [0, 0], vector = [0, 0]>} ins(%scaled : tensor<4x?xf32>) outs(%ew : tensor<4x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = math.exp %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4x?xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %r = scf.forall (%hd) in (4) shared_outs(%out = %e) -> (tensor<4x16xf32>) {
+    %es = tensor.extract_slice %exp[%hd, 0] [1, 16] [1, 1] : tensor<4x?xf32> to tensor<1x16xf32>
+    %os = tensor.extract_slice %out[%hd, 0] [1, 16] [1, 1] : tensor<4x16xf32> to tensor<1x16xf32>
+    %q = linalg.generic {indexing_maps = [affine_map<(h, k) -> (h, k)>, affine_map<(h, k) -> (h, k)>], iterator_types = ["parallel", "parallel"]} ins(%es : tensor<1x16xf32>) outs(%os : tensor<1x16xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %t = arith.addf %a, %a : f32
+      linalg.yield %t : f32
+    } -> tensor<1x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %q into %out[%hd, 0] [1, 16] [1, 1] : tensor<1x16xf32> into tensor<4x16xf32>
+    }
+  } {mapping = [#gpu.block<linear_dim_0>]}
+  return %r, %exp : tensor<4x16xf32>, tensor<4x?xf32>
+}
+
+// A small op (here a row's sum of squares and its scaling, 2 x 64
+// iterations; a decode step's norm) that two regions read is computed again
+// in each, though it is no elementwise op of memory: neither is a region of
+// its own.
+// GPU-LABEL: func.func @shared_norm(
+// GPU-NOT: scf.forall (
+// GPU: scf.forall
+// GPU: "reduction"
+// GPU: arith.mulf
+// GPU: math.exp
+// GPU: scf.forall
+// GPU: "reduction"
+// GPU: arith.mulf
+// GPU: math.log
+// GPU-NOT: scf.forall (
+// GPU: return
+#sum_in = affine_map<(r, n) -> (r, n)>
+#sum_out = affine_map<(r, n) -> (r)>
+func.func @shared_norm(%x: tensor<1x64xf32>) -> (tensor<1x64xf32>, tensor<1x64xf32>) {
+  %acc0 = tensor.empty() : tensor<1xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill {linnet.lowering_config = #linnet.lowering_config<thread = [1], reduction = [0], vector = [0]>} ins(%zero : f32) outs(%acc0 : tensor<1xf32>) -> tensor<1xf32>
+  %ss = linalg.generic {indexing_maps = [#sum_in, #sum_out], iterator_types = ["parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 0], reduction = [0, 0], vector = [0, 0]>} ins(%x : tensor<1x64xf32>) outs(%acc : tensor<1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = arith.mulf %a, %a : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1xf32>
+  %e = tensor.empty() : tensor<1x64xf32>
+  %n = linalg.generic {indexing_maps = [#sum_in, #sum_out, #sum_in], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 16], reduction = [0, 0], vector = [0, 0]>} ins(%x, %ss : tensor<1x64xf32>, tensor<1xf32>) outs(%e : tensor<1x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %m = arith.mulf %a, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<1x64xf32>
+  %u = linalg.generic {indexing_maps = [#sum_in, #sum_in], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 16], reduction = [0, 0], vector = [0, 0]>} ins(%n : tensor<1x64xf32>) outs(%e : tensor<1x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = math.exp %a : f32
+    linalg.yield %t : f32
+  } -> tensor<1x64xf32>
+  %v = linalg.generic {indexing_maps = [#sum_in, #sum_in], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 16], reduction = [0, 0], vector = [0, 0]>} ins(%n : tensor<1x64xf32>) outs(%e : tensor<1x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = math.log %a : f32
+    linalg.yield %t : f32
+  } -> tensor<1x64xf32>
+  return %u, %v : tensor<1x64xf32>, tensor<1x64xf32>
+}
+
+// A lowered region that reads one element of a producer (a routed expert's
+// id, `tensor.extract`) reads it from a slice of that element, and the
+// producer (a reduction over a row) joins the region; so does one it reads
+// through a reshape that only drops a unit axis (the expert's input row).
+// INTO-LABEL: func.func @into_lowered_element(
+// INTO: scf.forall (%[[E:.*]]) in (2)
+// INTO: "reduction"
+// INTO: tensor.extract %{{.*}}[%{{.*}}] : tensor<1xi32>
+// INTO: arith.negf
+// INTO: mapping = [#gpu.block<linear_dim_0>]
+// INTO-NOT: scf.forall (
+// INTO: return
+#ids_in = affine_map<(k, i) -> (k, i)>
+#ids_out = affine_map<(k, i) -> (k)>
+#row3 = affine_map<(u, v, n) -> (u, v, n)>
+func.func @into_lowered_element(%onehot: tensor<2x8xi32>, %x: tensor<1x1x16xf32>, %w: tensor<8x16xf32>) -> tensor<2x16xf32> {
+  %ids0 = tensor.empty() : tensor<2xi32>
+  %c0_i32 = arith.constant 0 : i32
+  %acc = linalg.fill {linnet.lowering_config = #linnet.lowering_config<thread = [2], reduction = [0], vector = [0]>} ins(%c0_i32 : i32) outs(%ids0 : tensor<2xi32>) -> tensor<2xi32>
+  %ids = linalg.generic {indexing_maps = [#ids_in, #ids_out], iterator_types = ["parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [2, 0], reduction = [0, 0], vector = [0, 0]>} ins(%onehot : tensor<2x8xi32>) outs(%acc : tensor<2xi32>) {
+  ^bb0(%a: i32, %o: i32):
+    %s = arith.addi %o, %a : i32
+    linalg.yield %s : i32
+  } -> tensor<2xi32>
+  %en = tensor.empty() : tensor<1x1x16xf32>
+  %neg = linalg.generic {indexing_maps = [#row3, #row3], iterator_types = ["parallel", "parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 16], reduction = [0, 0, 0], vector = [0, 0, 0]>} ins(%x : tensor<1x1x16xf32>) outs(%en : tensor<1x1x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.negf %a : f32
+    linalg.yield %t : f32
+  } -> tensor<1x1x16xf32>
+  %flat = tensor.collapse_shape %neg [[0, 1], [2]] : tensor<1x1x16xf32> into tensor<1x16xf32>
+  %e = tensor.empty() : tensor<2x16xf32>
+  %r = scf.forall (%k) in (2) shared_outs(%out = %e) -> (tensor<2x16xf32>) {
+    %id = tensor.extract %ids[%k] : tensor<2xi32>
+    %row = arith.index_cast %id : i32 to index
+    %ws = tensor.extract_slice %w[%row, 0] [1, 16] [1, 1] : tensor<8x16xf32> to tensor<16xf32>
+    %xs = tensor.extract_slice %flat[0, 0] [1, 16] [1, 1] : tensor<1x16xf32> to tensor<16xf32>
+    %os = tensor.extract_slice %out[%k, 0] [1, 16] [1, 1] : tensor<2x16xf32> to tensor<16xf32>
+    %q = linalg.generic {indexing_maps = [#n6, #n6, #n6], iterator_types = ["parallel"]} ins(%ws, %xs : tensor<16xf32>, tensor<16xf32>) outs(%os : tensor<16xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %t = arith.mulf %a, %b : f32
+      linalg.yield %t : f32
+    } -> tensor<16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %q into %out[%k, 0] [1, 16] [1, 1] : tensor<16xf32> into tensor<2x16xf32>
+    }
+  } {mapping = [#gpu.block<linear_dim_0>]}
+  return %r : tensor<2x16xf32>
 }

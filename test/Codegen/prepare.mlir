@@ -6,7 +6,7 @@
 // projection) stays a producer of its own instead of being recomputed per
 // output column; a plain matmul becomes linalg.matmul; an element of a
 // tensor filled with one value (a fill, or a generic yielding a value from
-// outside) is that value.
+// outside) is that value; an index computation fuses into every reader.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-prepare))" | FileCheck %s
 
 #id = affine_map<(i, j) -> (i, j)>
@@ -151,4 +151,59 @@ func.func @mismatched_reshape(%x: tensor<1x2048xf32>) -> tensor<?x?xf32> {
   %shape = arith.constant dense<[3, 2048]> : tensor<2xindex>
   %r = tensor.reshape %x(%shape) : (tensor<1x2048xf32>, tensor<2xindex>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
+}
+
+// An index computation (a parallel generic that reads no memory, from the
+// loop indices alone: here `arange(E)`, then a router's "lower id" mask
+// `reshape(ids, [1, E]) < reshape(ids, [E, 1])`) is fused into every reader,
+// even one reading it through a broadcasting map, and one of several readers
+// (the ids, into their doubling): the mask is a comparison in the ranks'
+// loop, not an E x E buffer.
+// CHECK-LABEL: func.func @index_computation
+// CHECK-NOT: tensor<8x8xi1>
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.cmpi slt
+// CHECK: linalg.index 0
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: arith.addi
+// CHECK: return
+#ij = affine_map<(i, j) -> (i, j)>
+#j_of = affine_map<(i, j) -> (j)>
+#i_of = affine_map<(i, j) -> (i)>
+#k = affine_map<(k) -> (k)>
+func.func @index_computation(%p: tensor<8xf32>) -> (tensor<8xi32>, tensor<8xi32>) {
+  %e = tensor.empty() : tensor<8xi32>
+  %ids = linalg.generic {indexing_maps = [#k], iterator_types = ["parallel"]} outs(%e : tensor<8xi32>) {
+  ^bb0(%o: i32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i32
+    linalg.yield %c : i32
+  } -> tensor<8xi32>
+  %row = tensor.expand_shape %ids [[0, 1]] output_shape [1, 8] : tensor<8xi32> into tensor<1x8xi32>
+  %col = tensor.expand_shape %ids [[0, 1]] output_shape [8, 1] : tensor<8xi32> into tensor<8x1xi32>
+  %em = tensor.empty() : tensor<8x8xi1>
+  %lower = linalg.generic {indexing_maps = [affine_map<(i, j) -> (0, j)>, affine_map<(i, j) -> (i, 0)>, #ij], iterator_types = ["parallel", "parallel"]} ins(%row, %col : tensor<1x8xi32>, tensor<8x1xi32>) outs(%em : tensor<8x8xi1>) {
+  ^bb0(%a: i32, %b: i32, %o: i1):
+    %lt = arith.cmpi slt, %a, %b : i32
+    linalg.yield %lt : i1
+  } -> tensor<8x8xi1>
+  %zero = arith.constant 0 : i32
+  %acc = linalg.fill ins(%zero : i32) outs(%e : tensor<8xi32>) -> tensor<8xi32>
+  %ranks = linalg.generic {indexing_maps = [#ij, #j_of, #i_of, #i_of], iterator_types = ["parallel", "reduction"]} ins(%lower, %p, %p : tensor<8x8xi1>, tensor<8xf32>, tensor<8xf32>) outs(%acc : tensor<8xi32>) {
+  ^bb0(%l: i1, %other: f32, %mine: f32, %o: i32):
+    %eq = arith.cmpf oeq, %other, %mine : f32
+    %tie = arith.andi %eq, %l : i1
+    %gt = arith.cmpf ogt, %other, %mine : f32
+    %ahead = arith.ori %gt, %tie : i1
+    %n = arith.extui %ahead : i1 to i32
+    %s = arith.addi %o, %n : i32
+    linalg.yield %s : i32
+  } -> tensor<8xi32>
+  %twice = linalg.generic {indexing_maps = [#k, #k], iterator_types = ["parallel"]} ins(%ids : tensor<8xi32>) outs(%e : tensor<8xi32>) {
+  ^bb0(%a: i32, %o: i32):
+    %d = arith.addi %a, %a : i32
+    linalg.yield %d : i32
+  } -> tensor<8xi32>
+  return %ranks, %twice : tensor<8xi32>, tensor<8xi32>
 }

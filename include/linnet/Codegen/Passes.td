@@ -38,17 +38,23 @@ def LinnetCodegenPrepare
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
-def LinnetCodegenInlineStaticCalls
-    : Pass<"linnet-codegen-inline-static-calls", "mlir::ModuleOp"> {
-  let summary = "Inline a shape-generic private function where it is called "
-                "with static shapes";
+def LinnetCodegenInlineCalls
+    : Pass<"linnet-codegen-inline-calls", "mlir::ModuleOp"> {
+  let summary = "Inline the calls that would keep a caller's kernels and its "
+                "callee's apart";
   let description = [{
     A call of a private function some of whose operands are `tensor.cast`s
     from a more static type (a decode step's [1, 1, H] passed as [?, ?, H])
     is inlined: the callee's shapes become static where it is called so,
     the branches on them fold, and its dispatch regions fuse with the
-    caller's. Other calls stay calls (one body for every shape); a callee
-    left without calls is dropped.
+    caller's. Then the only call of a private function of static shapes (a
+    function nothing else refers to) is inlined, which duplicates no
+    kernel: a decode layer's DeltaNet, whose projections then compute the
+    layer's norm themselves. (A prompt's, of a run-time length, stays a
+    call: its body would be copied into both forms of a caller versioned on
+    the row count.)
+    Other calls stay calls (one body for every call); a callee left without
+    calls is dropped.
   }];
   let dependentDialects = [
     "mlir::func::FuncDialect", "mlir::tensor::TensorDialect"

@@ -32,27 +32,29 @@ using namespace mlir;
 
 namespace {
 
-/// ceil((ub - lb) / step) of each dimension of a loop.
+/// ceil((ub - lb) / step) of each dimension of a loop, folded where the
+/// bounds are constants (so that a merged kernel's part knows its block
+/// count).
 SmallVector<Value> tripCounts(OpBuilder &b, Location loc,
                               ArrayRef<OpFoldResult> lbs,
                               ArrayRef<OpFoldResult> ubs,
                               ArrayRef<OpFoldResult> steps) {
   SmallVector<Value> counts;
   for (auto [lb, ub, step] : llvm::zip_equal(lbs, ubs, steps)) {
-    Value span = arith::SubIOp::create(
-        b, loc, getValueOrCreateConstantIndexOp(b, loc, ub),
+    Value span = b.createOrFold<arith::SubIOp>(
+        loc, getValueOrCreateConstantIndexOp(b, loc, ub),
         getValueOrCreateConstantIndexOp(b, loc, lb));
-    counts.push_back(arith::CeilDivUIOp::create(
-        b, loc, span, getValueOrCreateConstantIndexOp(b, loc, step)));
+    counts.push_back(b.createOrFold<arith::CeilDivUIOp>(
+        loc, span, getValueOrCreateConstantIndexOp(b, loc, step)));
   }
   return counts;
 }
 
-/// The product of `values`.
+/// The product of `values`, folded where they are constants.
 Value product(OpBuilder &b, Location loc, ArrayRef<Value> values) {
   Value result = arith::ConstantIndexOp::create(b, loc, 1);
   for (Value value : values)
-    result = arith::MulIOp::create(b, loc, result, value);
+    result = b.createOrFold<arith::MulIOp>(loc, result, value);
   return result;
 }
 

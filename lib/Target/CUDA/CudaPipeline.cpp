@@ -57,8 +57,9 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   target.chip = options.chip;
   target.features = options.features;
   pm.addPass(createLinnetCudaCheckTarget(target));
-  // A decode step's mixture of experts, specialized to its one row.
-  pm.addPass(createLinnetCodegenInlineStaticCalls());
+  // A decode step's mixture of experts, specialized to its one row; a
+  // layer's DeltaNet or attention, called once.
+  pm.addPass(createLinnetCodegenInlineCalls());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   addCleanup(funcPm);

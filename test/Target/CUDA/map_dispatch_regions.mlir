@@ -9,6 +9,12 @@
 // A warp reduction's outputs go to the warps (the last case).
 // Each kernel is named after its function, its index and its root.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-map-dispatch-regions,canonicalize))" --split-input-file --verify-diagnostics | FileCheck %s
+// Without canonicalization too, a grid of static bounds is a constant (the
+// pass folds its trip counts), which a merged kernel's part then knows.
+// RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-map-dispatch-regions))" --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=FOLDED
+// FOLDED-LABEL: func.func @tiles
+// FOLDED-NOT: arith.ceildivui
+// FOLDED: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c4{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}})
 
 #id = affine_map<(i, j) -> (i, j)>
 // CHECK-LABEL: func.func @tiles

@@ -43,7 +43,7 @@ namespace {
 
 /// Every linnet op computes values from its operands alone (no region, no
 /// symbol, no effect on memory), so a function holding them may be inlined
-/// (linnet-codegen-inline-static-calls: a block function at a call site of
+/// (linnet-codegen-inline-calls: a block function at a call site of
 /// static shapes).
 struct LinnetInlinerInterface : DialectInlinerInterface {
   using DialectInlinerInterface::DialectInlinerInterface;
