@@ -40,8 +40,14 @@ using namespace mlir;
 
 namespace {
 
-/// The most static shared memory a block has without opting in to more.
+/// The most static shared memory a block has without opting in to more
+/// (what the parts' shared buffers, SharedWorkgroup, may take).
 constexpr int64_t kMaxWorkgroupBytes = 48 * 1024;
+
+/// The bytes of a static workgroup buffer of `type`.
+int64_t bufferBytes(MemRefType type) {
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+}
 
 /// The static bytes of `launch`'s workgroup buffers; none where one is
 /// dynamic.
@@ -51,9 +57,50 @@ std::optional<int64_t> workgroupBytes(gpu::LaunchOp launch) {
     auto type = cast<MemRefType>(buffer.getType());
     if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
       return std::nullopt;
-    bytes += type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    bytes += bufferBytes(type);
   }
   return bytes;
+}
+
+/// The workgroup buffers of a merged kernel, shared by its parts: a block
+/// runs one part, so a part's buffer may be one another part has too (of
+/// the same type), each part's buffers distinct among themselves. Each GEMV
+/// part that computes a layer's norm keeps the norm's row in buffers of the
+/// same types (24 KiB), once for the kernel, not once a part.
+struct SharedWorkgroup {
+  SmallVector<Type, 0> types;
+
+  /// For each of `part`'s buffer types, in order, the index of the shared
+  /// buffer it takes, adding one where none of its type is free.
+  SmallVector<unsigned> place(ArrayRef<Type> part) {
+    SmallVector<unsigned> indices;
+    llvm::SmallDenseSet<unsigned> taken;
+    for (Type type : part) {
+      unsigned index = 0;
+      while (index < types.size() &&
+             (types[index] != type || taken.contains(index)))
+        ++index;
+      if (index == types.size())
+        types.push_back(type);
+      taken.insert(index);
+      indices.push_back(index);
+    }
+    return indices;
+  }
+
+  int64_t bytes() const {
+    int64_t total = 0;
+    for (Type type : types)
+      total += bufferBytes(cast<MemRefType>(type));
+    return total;
+  }
+};
+
+/// The types of `launch`'s workgroup buffers.
+SmallVector<Type> workgroupTypes(gpu::LaunchOp launch) {
+  return llvm::map_to_vector(
+      launch.getWorkgroupAttributions(),
+      [](BlockArgument buffer) { return buffer.getType(); });
 }
 
 /// Whether `launch` can be a part of a merged kernel: one block of code, a
@@ -90,7 +137,7 @@ struct Group {
   SmallVector<gpu::LaunchOp> members;
   linnet::LaunchAccess access;
   llvm::SetVector<Value> parameters;
-  int64_t workgroupBytes = 0;
+  SharedWorkgroup workgroup;
   bool accepting = true;
 
   /// The kernel's parameter bytes: the buffers and sizes its parts take,
@@ -190,7 +237,7 @@ private:
           isMergeable(launch) && !linnet::computesTrigonometric(launch);
       if (candidate.accepting) {
         candidate.parameters = parametersOf(launch);
-        candidate.workgroupBytes = *workgroupBytes(launch);
+        candidate.workgroup.place(workgroupTypes(launch));
       }
       Group *target = nullptr;
       llvm::SetVector<Operation *> hoisted;
@@ -215,7 +262,7 @@ private:
       target->members.push_back(launch);
       target->access.append(candidate.access);
       target->parameters.insert_range(candidate.parameters);
-      target->workgroupBytes += candidate.workgroupBytes;
+      target->workgroup.place(workgroupTypes(launch));
     }
     close();
   }
@@ -227,10 +274,11 @@ private:
       return false;
     gpu::LaunchOp first = group.members.front(),
                   launch = candidate.members.front();
+    SharedWorkgroup workgroup = group.workgroup;
+    workgroup.place(workgroupTypes(launch));
     return getConstantIntValue(first.getBlockSizeX()) ==
                getConstantIntValue(launch.getBlockSizeX()) &&
-           group.workgroupBytes + candidate.workgroupBytes <=
-               kMaxWorkgroupBytes &&
+           workgroup.bytes() <= kMaxWorkgroupBytes &&
            group.parameterBytes(candidate.parameters) <=
                linnet::kMaxKernelParameterBytes;
   }
@@ -255,7 +303,8 @@ private:
     rewriter.setInsertionPoint(first);
     SmallVector<Value> starts;
     Value total;
-    SmallVector<Type> workgroup;
+    SharedWorkgroup workgroup;
+    SmallVector<SmallVector<unsigned>> placed;
     for (gpu::LaunchOp member : group.members) {
       Value count = member.getGridSizeX();
       starts.push_back(
@@ -264,16 +313,15 @@ private:
       total =
           total ? arith::AddIOp::create(rewriter, loc, total, count).getResult()
                 : count;
-      for (BlockArgument buffer : member.getWorkgroupAttributions())
-        workgroup.push_back(buffer.getType());
+      placed.push_back(workgroup.place(workgroupTypes(member)));
     }
     std::string name = first.getFunction()->str() + "_and_" +
                        std::to_string(group.members.size() - 1);
     gpu::LaunchOp merged = linnet::createNamedLaunch(
-        rewriter, loc, total, first.getBlockSizeX(), workgroup, name);
+        rewriter, loc, total, first.getBlockSizeX(), workgroup.types, name);
     gpu::KernelDim3 blockIds = merged.getBlockIds();
-    unsigned attribution = 0;
-    for (auto [member, start] : llvm::zip_equal(group.members, starts)) {
+    for (auto [member, start, indices] :
+         llvm::zip_equal(group.members, starts, placed)) {
       Value count = member.getGridSizeX();
       rewriter.setInsertionPoint(merged.getBody().front().getTerminator());
       Value local = arith::SubIOp::create(rewriter, loc, blockIds.x, start);
@@ -309,8 +357,9 @@ private:
         mapping.map(from.y, to.y);
         mapping.map(from.z, to.z);
       }
-      for (BlockArgument buffer : member.getWorkgroupAttributions())
-        mapping.map(buffer, merged.getWorkgroupAttributions()[attribution++]);
+      for (auto [buffer, index] :
+           llvm::zip_equal(member.getWorkgroupAttributions(), indices))
+        mapping.map(buffer, merged.getWorkgroupAttributions()[index]);
       rewriter.setInsertionPoint(part.thenBlock()->getTerminator());
       for (Operation &op : member.getBody().front().without_terminator())
         rewriter.clone(op, mapping);

@@ -6,7 +6,7 @@
 // it needs, and past host code that touches nothing it touches (host reads
 // and writes, waits, a branch that launches), never past a call of another
 // function; dependent launches, launches of other block sizes and a kernel
-// computing a sine stay apart.
+// computing a sine stay apart. Parts share workgroup buffers of a type.
 // RUN: linnet-opt %s --linnet-cuda-merge-launches --split-input-file | FileCheck %s
 
 // Two projections of one input, with the second's buffer allocated between
@@ -307,5 +307,54 @@ func.func @past_host_code(%x: memref<32xf32>, %y: memref<32xf32>, %s: memref<32x
   } {module = @past_host_code_kernels, function = @past_host_code_3_generic}
   %w = memref.load %b[%c1] : memref<32xf32>
   memref.store %w, %out[%c1] : memref<32xf32>
+  return
+}
+
+// -----
+
+// Parts share workgroup buffers: a block runs one part, so a buffer of a
+// type another part has too is that part's (each GEMV that computes a
+// layer's norm keeps the row in buffers of the same types). Two parts of
+// 32 KiB each (64 KiB apart, more than a block's 48) are one launch with
+// one such buffer; a third part's buffer of another type is one more.
+// CHECK-LABEL: func.func @shared_workgroup
+// CHECK: gpu.launch {{.*}} function(@shared_workgroup_0_generic_and_2) workgroup(%[[ROW:.*]] : memref<8192xf32, #gpu.address_space<workgroup>>, %[[IDS:.*]] : memref<16xi32, #gpu.address_space<workgroup>>)
+// CHECK-NOT: workgroup(
+// CHECK: memref.store %{{.*}}, %[[ROW]]
+// CHECK: memref.store %{{.*}}, %[[ROW]]
+// CHECK: memref.store %{{.*}}, %[[IDS]]
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @shared_workgroup(%x: memref<8192xf32>, %a: memref<64xf32>, %b: memref<64xf32>, %c: memref<64xi32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%row : memref<8192xf32, #gpu.address_space<workgroup>>) {
+    %v = memref.load %x[%tx] : memref<8192xf32>
+    memref.store %v, %row[%tx] : memref<8192xf32, #gpu.address_space<workgroup>>
+    %w = memref.load %row[%tx] : memref<8192xf32, #gpu.address_space<workgroup>>
+    memref.store %w, %a[%tx] : memref<64xf32>
+    gpu.terminator
+  } {module = @shared_workgroup_kernels, function = @shared_workgroup_0_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%row : memref<8192xf32, #gpu.address_space<workgroup>>) {
+    %v = memref.load %x[%tx] : memref<8192xf32>
+    memref.store %v, %row[%tx] : memref<8192xf32, #gpu.address_space<workgroup>>
+    %w = memref.load %row[%tx] : memref<8192xf32, #gpu.address_space<workgroup>>
+    memref.store %w, %b[%tx] : memref<64xf32>
+    gpu.terminator
+  } {module = @shared_workgroup_kernels, function = @shared_workgroup_1_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%ids : memref<16xi32, #gpu.address_space<workgroup>>) {
+    %i = arith.index_cast %tx : index to i32
+    memref.store %i, %ids[%c1] : memref<16xi32, #gpu.address_space<workgroup>>
+    %j = memref.load %ids[%c1] : memref<16xi32, #gpu.address_space<workgroup>>
+    memref.store %j, %c[%tx] : memref<64xi32>
+    gpu.terminator
+  } {module = @shared_workgroup_kernels, function = @shared_workgroup_2_generic}
   return
 }
