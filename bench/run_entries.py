@@ -80,7 +80,10 @@ def main() -> int:
                                  "--timings"])
         times = [float(m.group(1)) for m in
                  re.finditer(r"call \d+ \w+ ([0-9.]+) s", err)]
-        compile_s = float(re.search(r"compile and load ([0-9.]+) s", err).group(1))
+        compiled = re.search(r"compile ([0-9.]+) s, code generation ([0-9.]+) s", err)
+        if not compiled:
+            sys.exit("no --timings compile line in linnet's output:\n" + err[-2000:])
+        compile_s = float(compiled.group(1)) + float(compiled.group(2))
         prefill_s, decode_s = times[0], sorted(times[1:])[len(times[1:]) // 2]
 
         session = reference.session(batch=batch)
