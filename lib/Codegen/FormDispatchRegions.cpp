@@ -13,6 +13,7 @@
 #include "linnet/Codegen/LoweringConfig.h"
 #include "linnet/Codegen/Passes.h"
 #include "linnet/Codegen/ShapeBounds.h"
+#include "linnet/Codegen/UnitAxes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -29,6 +30,7 @@ namespace linnet {
 using namespace mlir;
 using linnet::codegen::boundedElementCount;
 using linnet::codegen::getLoweringConfig;
+using linnet::codegen::indexCarryingAxis;
 using linnet::codegen::isContraction;
 using linnet::codegen::tileSizesAsFoldResults;
 
@@ -353,14 +355,11 @@ void sliceThroughUnitCollapse(RewriterBase &rewriter,
   OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
   for (auto [index, group] :
        llvm::enumerate(collapse.getReassociationIndices())) {
-    auto wide = llvm::make_filter_range(
-        group, [&](int64_t axis) { return source[axis] != 1; });
-    int64_t count = std::distance(wide.begin(), wide.end());
-    if (count > 1)
+    std::optional<int64_t> taken = indexCarryingAxis(source, group);
+    if (!taken)
       return;
-    int64_t taken = count == 1 ? *wide.begin() : group.front();
     for (int64_t axis : group) {
-      bool isTaken = axis == taken;
+      bool isTaken = axis == *taken;
       offsets.push_back(isTaken ? slice.getMixedOffsets()[index] : zero);
       sizes.push_back(isTaken ? slice.getMixedSizes()[index] : one);
       strides.push_back(isTaken ? slice.getMixedStrides()[index] : one);

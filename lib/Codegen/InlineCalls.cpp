@@ -74,24 +74,24 @@ bool inlineAt(func::CallOp call, func::FuncOp callee) {
 }
 
 /// The call of a private function with a body and a static signature that
-/// has no other use in `module`, not among `refused`; none if there is
-/// none.
-func::CallOp findOnlyCall(ModuleOp module, SymbolTable &symbols,
+/// nothing else in `module` refers to, not among `refused`; none if there is
+/// none. The symbols' users are gathered in one walk of the module.
+func::CallOp findOnlyCall(ModuleOp module,
                           const llvm::SmallPtrSetImpl<Operation *> &refused) {
-  func::CallOp only;
-  module.walk([&](func::CallOp call) {
-    auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-    if (!callee || !callee.isPrivate() || callee.isExternal() ||
-        refused.contains(call))
-      return WalkResult::advance();
-    std::optional<SymbolTable::UseRange> uses =
-        SymbolTable::getSymbolUses(callee, module);
-    if (!uses || llvm::range_size(*uses) != 1 || !hasStaticSignature(callee))
-      return WalkResult::advance();
-    only = call;
-    return WalkResult::interrupt();
-  });
-  return only;
+  SymbolTableCollection tables;
+  SymbolUserMap users(tables, module);
+  for (auto callee : module.getOps<func::FuncOp>()) {
+    if (!callee.isPrivate() || callee.isExternal() ||
+        !hasStaticSignature(callee))
+      continue;
+    ArrayRef<Operation *> uses = users.getUsers(callee);
+    if (uses.size() != 1)
+      continue;
+    auto call = dyn_cast<func::CallOp>(uses.front());
+    if (call && !refused.contains(call))
+      return call;
+  }
+  return {};
 }
 
 struct InlineCallsPass
@@ -99,7 +99,6 @@ struct InlineCallsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    llvm::SetVector<Operation *> inlinedCallees;
     SmallVector<std::pair<func::CallOp, func::FuncOp>> staticCalls;
     module.walk([&](func::CallOp call) {
       auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
@@ -107,22 +106,19 @@ struct InlineCallsPass
           passesStaticShapes(call))
         staticCalls.push_back({call, callee});
     });
+    llvm::SetVector<Operation *> inlinedCallees;
     for (auto [call, callee] : staticCalls)
       if (inlineAt(call, callee))
         inlinedCallees.insert(callee);
-    auto dropUncalled = [&] {
-      for (Operation *callee : inlinedCallees)
-        if (SymbolTable::symbolKnownUseEmpty(callee, module))
-          symbols.erase(callee);
-      inlinedCallees.clear();
-    };
     // A callee no call is left to is dropped before the only calls are
     // counted (its body's calls are none).
-    dropUncalled();
+    for (Operation *callee : inlinedCallees)
+      if (SymbolTable::symbolKnownUseEmpty(callee, module))
+        symbols.erase(callee);
     // Then each function's only call, one at a time: inlining one may leave
     // another function called once.
     llvm::SmallPtrSet<Operation *, 4> refused;
-    while (func::CallOp call = findOnlyCall(module, symbols, refused)) {
+    while (func::CallOp call = findOnlyCall(module, refused)) {
       auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
       if (!inlineAt(call, callee)) {
         refused.insert(call);

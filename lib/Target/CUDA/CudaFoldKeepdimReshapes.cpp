@@ -19,6 +19,8 @@
 
 #include "PassDetail.h"
 
+#include "linnet/Codegen/UnitAxes.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -30,6 +32,7 @@ namespace linnet {
 } // namespace linnet
 
 using namespace mlir;
+using linnet::codegen::indexCarryingAxis;
 
 namespace {
 
@@ -52,36 +55,32 @@ std::optional<AffineMap> readThroughUnitReshape(Operation *reshape,
                                                 AffineMap map) {
   MLIRContext *context = map.getContext();
   AffineExpr zero = getAffineConstantExpr(0, context);
-  auto isUnit = [](int64_t size) { return size == 1; };
   SmallVector<AffineExpr> results;
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape)) {
     ArrayRef<int64_t> expanded = expand.getResultType().getShape();
     for (const ReassociationIndices &group : expand.getReassociationIndices()) {
-      auto wide = llvm::make_filter_range(
-          group, [&](int64_t axis) { return !isUnit(expanded[axis]); });
-      int64_t count = std::distance(wide.begin(), wide.end());
-      if (count > 1)
-        return std::nullopt;
       // A group of units keeps its first axis's expression (0 wherever the
       // reader is in bounds): a map of constants alone would not be tiled,
       // and its producer would not join the reader's region.
-      results.push_back(map.getResult(count == 1 ? *wide.begin() : group[0]));
+      std::optional<int64_t> carrying = indexCarryingAxis(expanded, group);
+      if (!carrying)
+        return std::nullopt;
+      results.push_back(map.getResult(*carrying));
     }
   } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape)) {
     ArrayRef<int64_t> source = collapse.getSrcType().getShape();
     for (auto [index, group] :
          llvm::enumerate(collapse.getReassociationIndices())) {
-      if (llvm::count_if(
-              group, [&](int64_t axis) { return !isUnit(source[axis]); }) > 1)
+      std::optional<int64_t> carrying = indexCarryingAxis(source, group);
+      if (!carrying)
         return std::nullopt;
-      bool allUnit = llvm::all_of(
-          group, [&](int64_t axis) { return isUnit(source[axis]); });
+      bool allUnit = source[*carrying] == 1;
       // The group's one wide axis takes the reader's expression, the
       // others are read at 0; a group of units takes it on every axis (it
       // is 0 wherever the reader is in bounds).
       for (int64_t axis : group)
-        results.push_back(
-            allUnit || !isUnit(source[axis]) ? map.getResult(index) : zero);
+        results.push_back(allUnit || axis == *carrying ? map.getResult(index)
+                                                       : zero);
     }
   } else {
     return std::nullopt;
