@@ -13,6 +13,7 @@
 #include "linnet/Codegen/LoweringConfig.h"
 #include "linnet/Codegen/Passes.h"
 #include "linnet/Codegen/ShapeBounds.h"
+#include "linnet/Codegen/SliceOfView.h"
 #include "linnet/Codegen/UnitAxes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -20,6 +21,7 @@
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace linnet {
@@ -102,6 +104,14 @@ bool isComputedAgainFreely(linalg::LinalgOp op) {
          isSmallToComputeAgain(op);
 }
 
+/// Whether `op` is a contraction of static loop ranges: a decode step's
+/// GEMV, each block of which reads its whole input row (a prompt's product,
+/// of a run-time row count, reads tiles of it from memory).
+bool isStaticProduct(linalg::LinalgOp op) {
+  return isContraction(op) &&
+         llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic);
+}
+
 /// The producers that join `root`'s dispatch region (none a target keeps
 /// apart, `linnet.own_region`): for a contraction only
 /// the parallel producer of its accumulator (a fill, a broadcast bias);
@@ -113,9 +123,10 @@ bool isComputedAgainFreely(linalg::LinalgOp op) {
 /// reductions share, a residual sum two regions read, then costs neither a
 /// kernel nor a copy).
 llvm::SmallPtrSet<Operation *, 8> collectFusibleProducers(linalg::LinalgOp root,
-                                                          bool fuseReductions) {
+                                                          bool fuseReductions,
+                                                          bool intoProducts) {
   llvm::SmallPtrSet<Operation *, 8> candidates;
-  if (isContraction(root)) {
+  if (isContraction(root) && !(intoProducts && isStaticProduct(root))) {
     for (OpOperand &initOperand : root.getDpsInitsMutable()) {
       auto init = initOperand.get().getDefiningOp<linalg::LinalgOp>();
       if (init && init.getNumReductionLoops() == 0 &&
@@ -304,9 +315,13 @@ bool widensReductionTile(tensor::ExtractSliceOp slice, OpResult result,
 /// Whether the tile `slice` takes of `result` (a fusible producer's) may be
 /// computed in the region around it: within `maxFusedTileBytes`, and for a
 /// reduction (with `fuseReductions`) neither computed again too often nor
-/// wider than the producer's own tile.
+/// wider than the producer's own tile, unless `widenSmall` (the region
+/// reads a weight, a static product's) and it is small: a gated norm's sums
+/// of squares over 32 heads, which the output projection's GEMV then
+/// computes in each block.
 bool admitsTile(tensor::ExtractSliceOp slice, OpResult result,
-                bool fuseReductions, int64_t maxFusedTileBytes) {
+                bool fuseReductions, int64_t maxFusedTileBytes,
+                bool widenSmall = false) {
   auto producer = cast<linalg::LinalgOp>(result.getOwner());
   bool reduction = producer.getNumReductionLoops() > 0;
   if (reduction && !fuseReductions)
@@ -316,7 +331,8 @@ bool admitsTile(tensor::ExtractSliceOp slice, OpResult result,
     elements = boundedElementCount(slice.getResult());
   return !exceedsTileBytes(slice, elements, maxFusedTileBytes) &&
          !(reduction && (recomputesTooMuch(slice, elements, producer) ||
-                         widensReductionTile(slice, result, producer)));
+                         (!(widenSmall && isSmallToComputeAgain(producer)) &&
+                          widensReductionTile(slice, result, producer))));
 }
 
 /// Reads the element `extract` takes, of a linalg op's result computed
@@ -370,6 +386,131 @@ void sliceThroughUnitCollapse(RewriterBase &rewriter,
       slice, slice.getResultType(), collapse.getSrc(), offsets, sizes, strides);
 }
 
+/// Whether `value` is a reshape (an expand_shape or collapse_shape) or a
+/// slice computed outside `forall`: what a tile reads through to reach the
+/// producer.
+bool isOutsideView(scf::ForallOp forall, Value value) {
+  Operation *def = value.getDefiningOp();
+  return isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                         tensor::ExtractSliceOp>(def) &&
+         !forall->isAncestor(def);
+}
+
+/// Takes each slice `forall`'s body takes of a reshape or a slice outside it
+/// of that view's source instead (then reshaped), where the slice is a box
+/// of the source (sliceOfViewSource): o_proj's GEMV reads an attention's
+/// heads through `[.., 16, 256] -> [.., 4096]`, the delta rule a head's q
+/// of the causal convolution's 8192 channels through `[0:2048]` and `[..,
+/// 16, 128]`. A view the body reads whole is first read through a slice of
+/// all of it. The views left without users are erased, so that the
+/// producer's users may all be inside.
+void sliceThroughViews(RewriterBase &rewriter, scf::ForallOp forall) {
+  SmallVector<OpOperand *> wholeReads;
+  forall.getBody()->walk([&](linalg::LinalgOp op) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (type && type.hasStaticShape() &&
+          isOutsideView(forall, operand.get()) &&
+          !operand.get().getDefiningOp<tensor::ExtractSliceOp>())
+        wholeReads.push_back(&operand);
+    }
+  });
+  for (OpOperand *operand : wholeReads) {
+    Operation *op = operand->getOwner();
+    auto type = cast<RankedTensorType>(operand->get().getType());
+    rewriter.setInsertionPoint(op);
+    SmallVector<OpFoldResult> zeros(type.getRank(), rewriter.getIndexAttr(0)),
+        ones(type.getRank(), rewriter.getIndexAttr(1));
+    Value whole = tensor::ExtractSliceOp::create(
+        rewriter, op->getLoc(), operand->get(), zeros,
+        getAsIndexOpFoldResult(rewriter.getContext(), type.getShape()), ones);
+    rewriter.modifyOpInPlace(op, [&] { operand->set(whole); });
+  }
+  SmallVector<tensor::ExtractSliceOp> worklist;
+  llvm::SetVector<Operation *> views;
+  for (auto slice : forall.getBody()->getOps<tensor::ExtractSliceOp>())
+    worklist.push_back(slice);
+  while (!worklist.empty()) {
+    tensor::ExtractSliceOp slice = worklist.pop_back_val();
+    if (!isOutsideView(forall, slice.getSource()))
+      continue;
+    Operation *view = slice.getSource().getDefiningOp();
+    FailureOr<tensor::ExtractSliceOp> taken =
+        linnet::codegen::sliceOfViewSource(rewriter, slice);
+    if (failed(taken))
+      continue;
+    views.insert(view);
+    worklist.push_back(*taken);
+  }
+  eraseDeadOps(rewriter, views.getArrayRef());
+}
+
+/// Whether every bound of `forall` is a constant: a decode step's region.
+bool hasStaticGrid(scf::ForallOp forall) {
+  return llvm::all_of(forall.getMixedUpperBound(), [](OpFoldResult bound) {
+    return getConstantIntValue(bound).has_value();
+  });
+}
+
+/// Fuses into `forall` the producers of the slices its body takes, as a
+/// root's region takes them (see fuseIntoFormedRegions), each slice of a
+/// unit-axes collapse first taken of its source, and with `throughReshapes`
+/// each slice of another reshape; with `widenSmall` (see admitsTile) a
+/// small reduction wider than its own tile too.
+void fuseIntoRegion(RewriterBase &rewriter, scf::ForallOp forall,
+                    bool fuseReductions, int64_t maxFusedTileBytes,
+                    bool throughReshapes, bool widenSmall = false) {
+  for (auto extract : llvm::make_early_inc_range(
+           forall.getBody()->getOps<tensor::ExtractOp>()))
+    extractFromSlice(rewriter, forall, extract);
+  for (auto slice : llvm::make_early_inc_range(
+           forall.getBody()->getOps<tensor::ExtractSliceOp>()))
+    sliceThroughUnitCollapse(rewriter, slice);
+  // Until no slice's producer joins: one joining may leave another's
+  // users all inside (the original of a producer fused at two slices), or
+  // bring in slices of reshapes.
+  // Through views only in a region of a static grid (a decode step's): a
+  // prompt's tiles, of a run-time row count, stay as they were.
+  throughReshapes &= hasStaticGrid(forall);
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    if (throughReshapes)
+      sliceThroughViews(rewriter, forall);
+    auto slices =
+        llvm::to_vector(forall.getBody()->getOps<tensor::ExtractSliceOp>());
+    for (tensor::ExtractSliceOp slice : slices) {
+      if (slice->use_empty())
+        continue;
+      auto result = dyn_cast<OpResult>(slice.getSource());
+      auto producer =
+          result ? dyn_cast<linalg::LinalgOp>(result.getOwner()) : nullptr;
+      if (!producer || !getLoweringConfig(producer) ||
+          !producer.hasPureTensorSemantics() ||
+          producer->hasAttr(linnet::codegen::kOwnRegionName) ||
+          forall->isAncestor(producer))
+        continue;
+      bool inside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
+        return forall->isProperAncestor(user);
+      });
+      if ((!inside && !isComputedAgainFreely(producer)) ||
+          !admitsTile(slice, result, fuseReductions, maxFusedTileBytes,
+                      widenSmall))
+        continue;
+      SmallVector<LoopLikeOpInterface> loops = {
+          cast<LoopLikeOpInterface>(forall.getOperation())};
+      if (!scf::tileAndFuseProducerOfSlice(rewriter, slice, loops))
+        continue;
+      if (slice->use_empty())
+        rewriter.eraseOp(slice);
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+      changed = true;
+      break;
+    }
+  }
+}
+
 /// Fuses into each region the lowering formed (an scf.forall around a
 /// special op lowered inside it: a decode step's delta rule, attention, a
 /// routed expert's product) the producers of the slices its body takes, as
@@ -378,71 +519,41 @@ void sliceThroughUnitCollapse(RewriterBase &rewriter,
 /// down projection's. Slices in loops inside the body are left (their tile
 /// would be computed each iteration). A slice of a reshape that drops unit
 /// axes (a routed expert's input row) is first taken of its source, so that
-/// the producer is in reach.
+/// the producer is in reach; with `throughReshapes` a slice of any reshape
+/// that is a box of its source.
 void fuseIntoFormedRegions(RewriterBase &rewriter, func::FuncOp func,
-                           bool fuseReductions, int64_t maxFusedTileBytes) {
+                           bool fuseReductions, int64_t maxFusedTileBytes,
+                           bool throughReshapes) {
   SmallVector<scf::ForallOp> regions;
   func.walk([&](scf::ForallOp forall) {
     if (!forall->getParentOfType<scf::ForallOp>())
       regions.push_back(forall);
   });
-  for (scf::ForallOp forall : regions) {
-    for (auto extract : llvm::make_early_inc_range(
-             forall.getBody()->getOps<tensor::ExtractOp>()))
-      extractFromSlice(rewriter, forall, extract);
-    for (auto slice : llvm::make_early_inc_range(
-             forall.getBody()->getOps<tensor::ExtractSliceOp>()))
-      sliceThroughUnitCollapse(rewriter, slice);
-    // Until no slice's producer joins: one joining may leave another's
-    // users all inside (the original of a producer fused at two slices).
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      auto slices =
-          llvm::to_vector(forall.getBody()->getOps<tensor::ExtractSliceOp>());
-      for (tensor::ExtractSliceOp slice : slices) {
-        if (slice->use_empty())
-          continue;
-        auto result = dyn_cast<OpResult>(slice.getSource());
-        auto producer =
-            result ? dyn_cast<linalg::LinalgOp>(result.getOwner()) : nullptr;
-        if (!producer || !getLoweringConfig(producer) ||
-            !producer.hasPureTensorSemantics() ||
-            producer->hasAttr(linnet::codegen::kOwnRegionName) ||
-            forall->isAncestor(producer))
-          continue;
-        bool inside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
-          return forall->isProperAncestor(user);
-        });
-        if ((!inside && !isComputedAgainFreely(producer)) ||
-            !admitsTile(slice, result, fuseReductions, maxFusedTileBytes))
-          continue;
-        SmallVector<LoopLikeOpInterface> loops = {
-            cast<LoopLikeOpInterface>(forall.getOperation())};
-        if (!scf::tileAndFuseProducerOfSlice(rewriter, slice, loops))
-          continue;
-        if (slice->use_empty())
-          rewriter.eraseOp(slice);
-        if (producer->use_empty())
-          rewriter.eraseOp(producer);
-        changed = true;
-        break;
-      }
-    }
-  }
+  for (scf::ForallOp forall : regions)
+    fuseIntoRegion(rewriter, forall, fuseReductions, maxFusedTileBytes,
+                   throughReshapes);
 }
 
 /// Tiles `root` with an `scf.forall` and fuses its region's producers (a
-/// linalg root's only: the special ops' operands come in whole).
+/// linalg root's only: the special ops' operands come in whole). With
+/// `throughReshapes` a root that is not a contraction (whose inputs a
+/// tensor-core product reads from memory) then takes in the producers of
+/// its slices of reshapes too.
 LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
                                  ArrayRef<int64_t> threadSizes,
                                  bool fuseReductions, bool mapToBlocks,
-                                 int64_t maxFusedTileBytes) {
+                                 int64_t maxFusedTileBytes,
+                                 bool throughReshapes) {
   if (llvm::all_of(threadSizes, [](int64_t s) { return s == 0; }))
     return failure();
   llvm::SmallPtrSet<Operation *, 8> fusible;
-  if (auto linalgRoot = dyn_cast<linalg::LinalgOp>(root.getOperation()))
-    fusible = collectFusibleProducers(linalgRoot, fuseReductions);
+  auto linalgRoot = dyn_cast<linalg::LinalgOp>(root.getOperation());
+  if (linalgRoot)
+    fusible =
+        collectFusibleProducers(linalgRoot, fuseReductions, throughReshapes);
+  bool rootIsProduct = linalgRoot && isContraction(linalgRoot);
+  bool intoRegion = throughReshapes && linalgRoot &&
+                    (!rootIsProduct || isStaticProduct(linalgRoot));
 
   scf::SCFTilingOptions tiling;
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
@@ -480,6 +591,13 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
   SmallVector<Operation *> dead = {root};
   llvm::append_range(dead, result->fusedProducers);
   eraseDeadOps(rewriter, dead);
+  if (intoRegion && !result->loops.empty())
+    if (auto forall =
+            dyn_cast<scf::ForallOp>(result->loops.front().getOperation());
+        forall && hasStaticGrid(forall))
+      fuseIntoRegion(rewriter, forall, fuseReductions, maxFusedTileBytes,
+                     /*throughReshapes=*/true,
+                     /*widenSmall=*/rootIsProduct);
   return success();
 }
 
@@ -492,7 +610,8 @@ struct FormDispatchRegionsPass
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
     if (fuseIntoLoweredRegions)
-      fuseIntoFormedRegions(rewriter, func, fuseReductions, maxFusedTileBytes);
+      fuseIntoFormedRegions(rewriter, func, fuseReductions, maxFusedTileBytes,
+                            fuseThroughReshapes);
     // Consumers first, so producers fuse into them. An op inside an
     // scf.forall is in a dispatch region already (one formed here, or one
     // the lowering made, as for linnet.expert_matmul).
@@ -519,9 +638,10 @@ struct FormDispatchRegionsPass
         rewriter.eraseOp(root);
         continue;
       }
-      if (failed(formDispatchRegion(
-              rewriter, root, getLoweringConfig(root).getThread(),
-              fuseReductions, mapToBlocks, maxFusedTileBytes)))
+      if (failed(formDispatchRegion(rewriter, root,
+                                    getLoweringConfig(root).getThread(),
+                                    fuseReductions, mapToBlocks,
+                                    maxFusedTileBytes, fuseThroughReshapes)))
         refused.insert(root);
     }
   }

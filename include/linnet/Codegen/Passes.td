@@ -104,6 +104,12 @@ def LinnetCodegenFormDispatchRegions
            "a special op was lowered in) the producers of the slices its body "
            "takes, as a root's region takes them: a GPU's delta rule kernel "
            "then normalises its head's q and k itself">,
+    Option<"fuseThroughReshapes", "fuse-through-reshapes", "bool", "false",
+           "Let a region (one lowered, or of a root that is not a "
+           "contraction) take in the producer of a slice of a reshape too, "
+           "where the slice is a box of the reshape's source: o_proj's GEMV "
+           "then gathers an attention's heads itself, the delta rule its "
+           "head's channels of the causal convolution">,
     Option<"maxFusedTileBytes", "max-fused-tile-bytes", "int64_t", "0",
            "A producer whose tile has a constant bound above this many bytes "
            "stays out of the region (0: no limit): a GPU keeps a fused "

@@ -85,6 +85,8 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   // The kernels of the ops lowered inside their regions (the delta rule,
   // attention, the routed experts' products) take in their producers too.
   regions.fuseIntoLoweredRegions = true;
+  // Through real reshapes too: a head's channels, the heads' features.
+  regions.fuseThroughReshapes = true;
   funcPm.addPass(createLinnetCodegenFormDispatchRegions(regions));
   // The ops tiled as ops (a decode step's delta rule and attention) are
   // lowered inside their regions, a kernel each; the others where they are,

@@ -48,6 +48,6 @@ print("no kernel allocates")
 unnamed = sorted(k for k in launched if not re.search(r"_[A-Za-z0-9]+_\d+$", k))
 if unnamed:
     sys.exit(f"{len(unnamed)} kernels carry no Linnet source line, e.g. {unnamed[0]}")
-example = "decode_24_generic_linear_9"
+example = "decode_22_generic_linear_9"
 print("every kernel is named after the Linnet source line of its root" +
       (f", e.g. {example}" if example in launched else ""))
