@@ -48,6 +48,8 @@ print("no kernel allocates")
 unnamed = sorted(k for k in launched if not re.search(r"_[A-Za-z0-9]+_\d+$", k))
 if unnamed:
     sys.exit(f"{len(unnamed)} kernels carry no Linnet source line, e.g. {unnamed[0]}")
-example = "decode_22_generic_linear_9"
+# The decode step's last GEMV of the Linnet line of `Linear` (the LM head).
+examples = sorted((k for k in launched if re.fullmatch(r"decode_\d+_generic_linear_9", k)),
+                  key=lambda k: int(k.split("_")[1]))
 print("every kernel is named after the Linnet source line of its root" +
-      (f", e.g. {example}" if example in launched else ""))
+      (f", e.g. {examples[-1]}" if examples else ""))
