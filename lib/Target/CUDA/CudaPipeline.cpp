@@ -64,6 +64,9 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   addCleanup(funcPm);
   funcPm.addPass(createLinnetCodegenPrepare());
+  // A rope's sine and cosine of an argument reduced here need no local
+  // array: they fuse with their readers.
+  funcPm.addPass(createLinnetCudaReduceTrigonometric());
   funcPm.addPass(createLinnetCodegenWriteStatesInPlace());
   funcPm.addPass(createLinnetCudaFoldKeepdimReshapes());
   LinnetCudaVersionProductsOptions versions;

@@ -94,6 +94,28 @@ def LinnetCudaFoldKeepdimReshapes
   ];
 }
 
+def LinnetCudaReduceTrigonometric
+    : Pass<"linnet-cuda-reduce-trigonometric", "mlir::func::FuncOp"> {
+  let summary = "Reduce a sine's or cosine's f32 argument to [-pi, pi] in "
+                "f64, then take the hardware's approximation";
+  let description = [{
+    libdevice's `__nv_sinf` and `__nv_cosf` reduce a large argument (a
+    rotary angle: a position up to 2^18 times a frequency) in a local array,
+    which ptxas keeps in registers only in a kernel of that loop alone: such
+    an op was a kernel of its own. Here each `math.sin` and `math.cos` of an
+    f32 becomes the same function of `x - k * 2 pi`, `k = roundeven(x / (2
+    pi))`, computed in f64 with two fused multiply-adds (2 pi in two parts),
+    rounded to f32 and taken with `afn` (`__nv_fast_sinf`: `sin.approx.f32`,
+    an absolute error under 2^-20.9 on [-pi, pi]); the argument reduction
+    loses nothing that f32 keeps. The op then fuses with its readers like any
+    other (a rope's tables, computed in each block that rotates).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+  ];
+}
+
 def LinnetCudaCheckTarget : Pass<"linnet-cuda-check-target", "mlir::ModuleOp"> {
   let summary = "Check that the GPU and PTX version asked for can be compiled";
   let description = [{
