@@ -104,17 +104,16 @@ bool isComputedAgainFreely(linalg::LinalgOp op) {
          isSmallToComputeAgain(op);
 }
 
-/// Whether `op` is a contraction of static loop ranges: a decode step's
-/// GEMV, each block of which reads its whole input row (a prompt's product,
-/// of a run-time row count, reads tiles of it from memory).
-bool isStaticProduct(linalg::LinalgOp op) {
-  return isContraction(op) &&
-         llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic);
+/// Whether all of `op`'s loop ranges are static: of a product, a decode
+/// step's GEMV, each block of which reads its whole input row (a prompt's
+/// product, of a run-time row count, reads tiles of it from memory).
+bool hasStaticLoops(linalg::LinalgOp op) {
+  return llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic);
 }
 
 /// The producers that join `root`'s dispatch region (none a target keeps
-/// apart, `linnet.own_region`): for a contraction only
-/// the parallel producer of its accumulator (a fill, a broadcast bias);
+/// apart, `linnet.own_region`): with `accumulatorOnly` (a contraction's)
+/// only the parallel producer of its accumulator (a fill, a broadcast bias);
 /// otherwise every non-contraction linalg producer in the same block all of
 /// whose users join too (so nothing is computed twice across regions; with
 /// `fuseReductions` contractions too, each tile computing its own part), and
@@ -122,11 +121,11 @@ bool isStaticProduct(linalg::LinalgOp op) {
 /// other users do (each region computes its own tile again: a fill two
 /// reductions share, a residual sum two regions read, then costs neither a
 /// kernel nor a copy).
-llvm::SmallPtrSet<Operation *, 8> collectFusibleProducers(linalg::LinalgOp root,
-                                                          bool fuseReductions,
-                                                          bool intoProducts) {
+llvm::SmallPtrSet<Operation *, 8>
+collectFusibleProducers(linalg::LinalgOp root, bool fuseReductions,
+                        bool accumulatorOnly) {
   llvm::SmallPtrSet<Operation *, 8> candidates;
-  if (isContraction(root) && !(intoProducts && isStaticProduct(root))) {
+  if (accumulatorOnly) {
     for (OpOperand &initOperand : root.getDpsInitsMutable()) {
       auto init = initOperand.get().getDefiningOp<linalg::LinalgOp>();
       if (init && init.getNumReductionLoops() == 0 &&
@@ -388,7 +387,7 @@ void sliceThroughUnitCollapse(RewriterBase &rewriter,
 
 /// Whether `value` is a reshape (an expand_shape or collapse_shape) or a
 /// slice computed outside `forall`: what a tile reads through to reach the
-/// producer.
+/// producer (sliceOfViewSource).
 bool isOutsideView(scf::ForallOp forall, Value value) {
   Operation *def = value.getDefiningOp();
   return isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
@@ -466,12 +465,12 @@ void fuseIntoRegion(RewriterBase &rewriter, scf::ForallOp forall,
   for (auto slice : llvm::make_early_inc_range(
            forall.getBody()->getOps<tensor::ExtractSliceOp>()))
     sliceThroughUnitCollapse(rewriter, slice);
-  // Until no slice's producer joins: one joining may leave another's
-  // users all inside (the original of a producer fused at two slices), or
-  // bring in slices of reshapes.
   // Through views only in a region of a static grid (a decode step's): a
   // prompt's tiles, of a run-time row count, stay as they were.
   throughReshapes &= hasStaticGrid(forall);
+  // Until no slice's producer joins: one joining may leave another's
+  // users all inside (the original of a producer fused at two slices), or
+  // bring in slices of reshapes.
   bool changed = true;
   while (changed) {
     changed = false;
@@ -535,10 +534,12 @@ void fuseIntoFormedRegions(RewriterBase &rewriter, func::FuncOp func,
 }
 
 /// Tiles `root` with an `scf.forall` and fuses its region's producers (a
-/// linalg root's only: the special ops' operands come in whole). With
-/// `throughReshapes` a root that is not a contraction (whose inputs a
-/// tensor-core product reads from memory) then takes in the producers of
-/// its slices of reshapes too.
+/// linalg root's only: the special ops' operands come in whole; a
+/// contraction's only its accumulator's, as a tensor-core product reads its
+/// inputs from memory). With `throughReshapes` a contraction of static
+/// loops (a decode GEMV) takes in its input's producers as any root does,
+/// and a region of a static grid whose root takes in its inputs then takes
+/// in the producers of its slices of reshapes and slices too.
 LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
                                  ArrayRef<int64_t> threadSizes,
                                  bool fuseReductions, bool mapToBlocks,
@@ -548,12 +549,14 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
     return failure();
   llvm::SmallPtrSet<Operation *, 8> fusible;
   auto linalgRoot = dyn_cast<linalg::LinalgOp>(root.getOperation());
-  if (linalgRoot)
-    fusible =
-        collectFusibleProducers(linalgRoot, fuseReductions, throughReshapes);
   bool rootIsProduct = linalgRoot && isContraction(linalgRoot);
-  bool intoRegion = throughReshapes && linalgRoot &&
-                    (!rootIsProduct || isStaticProduct(linalgRoot));
+  bool takesInputs =
+      linalgRoot &&
+      (!rootIsProduct || (throughReshapes && hasStaticLoops(linalgRoot)));
+  if (linalgRoot)
+    fusible = collectFusibleProducers(linalgRoot, fuseReductions,
+                                      /*accumulatorOnly=*/!takesInputs);
+  bool intoRegion = throughReshapes && takesInputs;
 
   scf::SCFTilingOptions tiling;
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);

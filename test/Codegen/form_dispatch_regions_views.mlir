@@ -159,6 +159,39 @@ func.func @small_sums_apart(%x: tensor<4x8xf32>, %acc0: tensor<4xf32>) -> tensor
   return %r : tensor<32xf32>
 }
 
+// One element a block of a collapsed [4, 8]: the block computes the
+// producer's element at its place in each axis (i floordiv 8, i mod 8).
+// CHECK-LABEL: func.func @element_of_collapse(
+// CHECK-NOT: scf.forall (
+// CHECK: scf.forall (%[[I:.*]]) in (32)
+// CHECK-DAG: %[[ROW:.*]] = affine.apply #{{[a-z0-9]+}}(){{\[}}%[[I]]]
+// CHECK-DAG: %[[COL:.*]] = affine.apply #{{[a-z0-9]+}}(){{\[}}%[[I]]]
+// CHECK: tensor.extract_slice %{{.*}}{{\[}}%[[ROW]], %[[COL]]] [1, 1] [1, 1] : tensor<4x8xf32> to tensor<1x1xf32>
+// CHECK: math.exp
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<1x1xf32> into tensor<1xf32>
+// CHECK: arith.mulf
+// CHECK-NOT: scf.forall (
+// CHECK: return
+// APART-LABEL: func.func @element_of_collapse(
+// APART: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4, 8) step (4, 8)
+// APART: scf.forall (%{{.*}}) in (32)
+func.func @element_of_collapse(%x: tensor<4x8xf32>) -> tensor<32xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %p = linalg.generic {indexing_maps = [#hk, #hk], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [4, 8], reduction = [0, 0], vector = [0, 0]>} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.exp %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %flat = tensor.collapse_shape %p [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+  %e2 = tensor.empty() : tensor<32xf32>
+  %r = linalg.generic {indexing_maps = [#n1, #n1], iterator_types = ["parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1], reduction = [0], vector = [0]>} ins(%flat : tensor<32xf32>) outs(%e2 : tensor<32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.mulf %a, %a : f32
+    linalg.yield %t : f32
+  } -> tensor<32xf32>
+  return %r : tensor<32xf32>
+}
+
 // A prompt's region (a run-time row count) reads through no view: the
 // moved heads stay a region of their own.
 // CHECK-LABEL: func.func @prompt_heads_apart(

@@ -241,16 +241,18 @@ private:
       }
       Group *target = nullptr;
       llvm::SetVector<Operation *> hoisted;
+      SharedWorkgroup targetWorkgroup;
       if (candidate.accepting)
         for (Group &group : llvm::reverse(open)) {
           if (linnet::dependent(candidate.access, group.access,
                                 distinctArguments))
             break;
           llvm::SetVector<Operation *> needed;
-          if (accepts(group, candidate) &&
-              canHoist(launch, group.members.front(), needed)) {
+          std::optional<SharedWorkgroup> workgroup = accepts(group, candidate);
+          if (workgroup && canHoist(launch, group.members.front(), needed)) {
             target = &group;
             hoisted = std::move(needed);
+            targetWorkgroup = std::move(*workgroup);
           }
         }
       if (!target) {
@@ -262,25 +264,29 @@ private:
       target->members.push_back(launch);
       target->access.append(candidate.access);
       target->parameters.insert_range(candidate.parameters);
-      target->workgroup.place(workgroupTypes(launch));
+      target->workgroup = std::move(targetWorkgroup);
     }
     close();
   }
 
-  /// Whether `group` can take `candidate` in: block sizes equal, shared
-  /// memory and parameters within a kernel's.
-  bool accepts(const Group &group, const Group &candidate) const {
+  /// Whether `group` can take `candidate` in (block sizes equal, shared
+  /// memory and parameters within a kernel's): the group's shared buffers
+  /// with the candidate's placed among them; none where it cannot.
+  std::optional<SharedWorkgroup> accepts(const Group &group,
+                                         const Group &candidate) const {
     if (!group.accepting)
-      return false;
+      return std::nullopt;
     gpu::LaunchOp first = group.members.front(),
                   launch = candidate.members.front();
     SharedWorkgroup workgroup = group.workgroup;
     workgroup.place(workgroupTypes(launch));
-    return getConstantIntValue(first.getBlockSizeX()) ==
-               getConstantIntValue(launch.getBlockSizeX()) &&
-           workgroup.bytes() <= kMaxWorkgroupBytes &&
-           group.parameterBytes(candidate.parameters) <=
-               linnet::kMaxKernelParameterBytes;
+    if (getConstantIntValue(first.getBlockSizeX()) !=
+            getConstantIntValue(launch.getBlockSizeX()) ||
+        workgroup.bytes() > kMaxWorkgroupBytes ||
+        group.parameterBytes(candidate.parameters) >
+            linnet::kMaxKernelParameterBytes)
+      return std::nullopt;
+    return workgroup;
   }
 
   /// Whether what `launch` takes from the host can be had at `anchor`,

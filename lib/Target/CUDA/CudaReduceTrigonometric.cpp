@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Libdevice.h"
 #include "PassDetail.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,8 +30,7 @@ constexpr double kTwoPiLow = 2.4492935982947064e-16;
 /// `op` (a math.sin or math.cos of f32) as the same function, with `afn`,
 /// of its argument reduced to [-pi, pi] in f64.
 template <typename TrigOp> void reduceArgument(TrigOp op) {
-  if (!op.getType().isF32() ||
-      bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn))
+  if (!op.getType().isF32() || !linnet::isFullRangeTrigonometric(op))
     return;
   OpBuilder b(op);
   Location loc = op.getLoc();

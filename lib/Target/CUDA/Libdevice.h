@@ -15,27 +15,29 @@
 
 namespace linnet {
 
+/// Whether `op` is a sine, a cosine or a tangent of the full range: not
+/// `afn` (linnet-cuda-reduce-trigonometric's, of an argument it reduced,
+/// is `sin.approx` and needs no local array).
+inline bool isFullRangeTrigonometric(mlir::Operation *op) {
+  if (!mlir::isa<mlir::math::SinOp, mlir::math::CosOp, mlir::math::TanOp>(op))
+    return false;
+  auto fastmath = llvm::cast<mlir::arith::ArithFastMathInterface>(op);
+  return !mlir::arith::bitEnumContainsAll(
+      fastmath.getFastMathFlagsAttr().getValue(),
+      mlir::arith::FastMathFlags::afn);
+}
+
 /// Whether `op` (or an op in it) computes a sine, a cosine or a tangent of
-/// the full range (not `afn`: linnet-cuda-reduce-trigonometric's, of an
-/// argument it reduced, is `sin.approx` and needs no local array).
-/// libdevice's `__nv_sinf` and `__nv_cosf` reduce a large argument in a
-/// local array that ptxas keeps in registers in a kernel of that loop
-/// alone, not beside other work (a rope's cos fused into the rotation, or
-/// merged beside another kernel: a 32-byte stack frame): such an op is a
-/// dispatch region, and a launch, of its own.
+/// the full range. libdevice's `__nv_sinf` and `__nv_cosf` reduce a large
+/// argument in a local array that ptxas keeps in registers in a kernel of
+/// that loop alone, not beside other work (a rope's cos fused into the
+/// rotation, or merged beside another kernel: a 32-byte stack frame): such
+/// an op is a dispatch region, and a launch, of its own.
 inline bool computesTrigonometric(mlir::Operation *op) {
-  auto fullRange = [](mlir::Operation *nested) {
-    auto fastmath = llvm::dyn_cast<mlir::arith::ArithFastMathInterface>(nested);
-    return mlir::isa<mlir::math::SinOp, mlir::math::CosOp, mlir::math::TanOp>(
-               nested) &&
-           !(fastmath && mlir::arith::bitEnumContainsAll(
-                             fastmath.getFastMathFlagsAttr().getValue(),
-                             mlir::arith::FastMathFlags::afn));
-  };
   return op
-      ->walk([&](mlir::Operation *nested) {
-        return fullRange(nested) ? mlir::WalkResult::interrupt()
-                                 : mlir::WalkResult::advance();
+      ->walk([](mlir::Operation *nested) {
+        return isFullRangeTrigonometric(nested) ? mlir::WalkResult::interrupt()
+                                                : mlir::WalkResult::advance();
       })
       .wasInterrupted();
 }
