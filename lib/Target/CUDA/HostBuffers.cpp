@@ -63,22 +63,40 @@ static bool definedBefore(Value value, Operation *op) {
   return !def || def->isBeforeInBlock(holder);
 }
 
+static FailureOr<Value> rootAcrossCalls(Value value);
+
+/// The op that made `root` a buffer of its own: its allocation, or a call
+/// whose callee returns a buffer it allocated (for this result alone, as
+/// rootAcrossCalls tells); null for any other root.
+static Operation *creatorOf(Value root) {
+  if (isAllocation(root))
+    return root.getDefiningOp();
+  auto call = root.getDefiningOp<func::CallOp>();
+  if (!call)
+    return nullptr;
+  FailureOr<Value> own = rootAcrossCalls(root);
+  return succeeded(own) && *own == root ? call.getOperation() : nullptr;
+}
+
 bool linnet::mayOverlap(Value a, Value b, bool distinctArguments) {
   Value rootA = rootOf(a), rootB = rootOf(b);
   if (rootA != rootB) {
-    // An allocation is none of the buffers there were before it, which are
-    // still in use where anything uses both (a buffer freed before it was
-    // allocated is no longer read or written; the plan, when it moves an
-    // allocation, moves it up).
-    auto isFresh = [](Value root, Value other) {
-      return isAllocation(root) && definedBefore(other, root.getDefiningOp());
+    // A buffer made by an allocation (or by a call, its callee's) is none of
+    // the buffers there were before it, which are still in use where
+    // anything uses both (a buffer freed before it was allocated is no
+    // longer read or written; the plan, when it moves an allocation, moves
+    // it up). Two results of one call are two buffers of the callee's.
+    Operation *madeA = creatorOf(rootA), *madeB = creatorOf(rootB);
+    auto isFresh = [](Operation *made, Value other) {
+      return made && definedBefore(other, made);
     };
-    if (isFresh(rootA, rootB) || isFresh(rootB, rootA))
+    if (isFresh(madeA, rootB) || isFresh(madeB, rootA) ||
+        (madeA && madeA == madeB))
       return false;
-    // A call's or a branch's buffer result may be a view of anything.
-    if (isAllocation(rootA) || isAllocation(rootB))
-      return !(isAllocation(rootA) || isFunctionArgument(rootA)) ||
-             !(isAllocation(rootB) || isFunctionArgument(rootB));
+    // Another call's or a branch's buffer result may be a view of anything.
+    if (madeA || madeB)
+      return !(madeA || isFunctionArgument(rootA)) ||
+             !(madeB || isFunctionArgument(rootB));
     return !isFunctionArgument(rootA) || !isFunctionArgument(rootB) ||
            !distinctArguments;
   }

@@ -32,8 +32,9 @@ mlir::Value viewSourceOf(mlir::Value value);
 mlir::Value rootOf(mlir::Value value);
 
 /// Whether `a` and `b` may share an element. Views of different buffers do
-/// not (distinct allocations, or distinct arguments of an entry, which the
-/// runtime gives distinct buffers: `distinctArguments`; a private
+/// not (distinct allocations, a call's result its callee allocated and any
+/// buffer there was before the call, or distinct arguments of an entry, which
+/// the runtime gives distinct buffers: `distinctArguments`; a private
 /// function's arguments may be one buffer twice); subviews of one value
 /// only where ValueBounds cannot tell their slices apart.
 bool mayOverlap(mlir::Value a, mlir::Value b, bool distinctArguments);

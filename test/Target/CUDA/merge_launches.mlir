@@ -358,3 +358,57 @@ func.func @shared_workgroup(%x: memref<8192xf32>, %a: memref<64xf32>, %b: memref
   } {module = @shared_workgroup_kernels, function = @shared_workgroup_2_generic}
   return
 }
+
+// -----
+
+// A call's results that its callee allocated (a layer's new histories) are
+// buffers of their own, none of the entry's arguments: their copies into
+// the states are one launch. A result the callee returns as its argument
+// is that argument: a copy of it waits for the launch that writes the
+// argument.
+// CHECK-LABEL: func.func @call_results
+// CHECK: %[[NEW:.*]]:2 = call @make
+// CHECK: gpu.launch {{.*}} function(@call_results_0_copy_and_1)
+// CHECK-NOT: gpu.launch
+// CHECK: %[[SAME:.*]] = call @pass
+// CHECK: gpu.launch {{.*}} function(@call_results_2_copy)
+// CHECK: gpu.launch {{.*}} function(@call_results_3_copy)
+func.func @call_results(%s0: memref<32xf32>, %s1: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %new:2 = call @make() : () -> (memref<32xf32>, memref<32xf32>)
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %new#0[%tx] : memref<32xf32>
+    memref.store %v, %s0[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @call_results_kernels, function = @call_results_0_copy}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %new#1[%tx] : memref<32xf32>
+    memref.store %v, %s1[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @call_results_kernels, function = @call_results_1_copy}
+  %same = call @pass(%s0) : (memref<32xf32>) -> memref<32xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = arith.constant 1.0 : f32
+    memref.store %v, %s0[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @call_results_kernels, function = @call_results_2_copy}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %same[%tx] : memref<32xf32>
+    memref.store %v, %new#0[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @call_results_kernels, function = @call_results_3_copy}
+  return
+}
+func.func private @make() -> (memref<32xf32>, memref<32xf32>) {
+  %a = memref.alloc() : memref<32xf32>
+  %b = memref.alloc() : memref<32xf32>
+  return %a, %b : memref<32xf32>, memref<32xf32>
+}
+func.func private @pass(%x: memref<32xf32>) -> memref<32xf32> {
+  return %x : memref<32xf32>
+}
