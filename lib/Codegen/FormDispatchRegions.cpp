@@ -111,6 +111,16 @@ bool hasStaticLoops(linalg::LinalgOp op) {
   return llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic);
 }
 
+bool hasTensorSemantics(Operation *op);
+
+/// Whether `op` is a producer that tiles but is no linalg op and no root (a
+/// routed product the lowering left for its consumer's region): each tile
+/// of it reads weights, so only one tile of the region computes a part.
+bool isTileableProducer(Operation *op) {
+  return op && !isa<linalg::LinalgOp>(op) && isa<TilingInterface>(op) &&
+         !getLoweringConfig(op) && hasTensorSemantics(op);
+}
+
 /// The producers that join `root`'s dispatch region (none a target keeps
 /// apart, `linnet.own_region`): with `accumulatorOnly` (a contraction's)
 /// only the parallel producer of its accumulator (a fill, a broadcast bias);
@@ -123,7 +133,7 @@ bool hasStaticLoops(linalg::LinalgOp op) {
 /// kernel nor a copy).
 llvm::SmallPtrSet<Operation *, 8>
 collectFusibleProducers(linalg::LinalgOp root, bool fuseReductions,
-                        bool accumulatorOnly) {
+                        bool accumulatorOnly, bool tileableProducers) {
   llvm::SmallPtrSet<Operation *, 8> candidates;
   if (accumulatorOnly) {
     for (OpOperand &initOperand : root.getDpsInitsMutable()) {
@@ -139,9 +149,12 @@ collectFusibleProducers(linalg::LinalgOp root, bool fuseReductions,
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
     for (Value operand : op->getOperands()) {
-      auto producer = operand.getDefiningOp<linalg::LinalgOp>();
-      if (!producer || producer->hasAttr(linnet::codegen::kOwnRegionName) ||
-          (!fuseReductions && isContraction(producer)) ||
+      Operation *producer = operand.getDefiningOp();
+      auto linalgProducer = dyn_cast_or_null<linalg::LinalgOp>(producer);
+      bool fusible = linalgProducer
+                         ? fuseReductions || !isContraction(linalgProducer)
+                         : tileableProducers && isTileableProducer(producer);
+      if (!fusible || producer->hasAttr(linnet::codegen::kOwnRegionName) ||
           producer->getBlock() != root->getBlock() ||
           !candidates.insert(producer).second)
         continue;
@@ -152,7 +165,8 @@ collectFusibleProducers(linalg::LinalgOp root, bool fuseReductions,
   while (changed) {
     changed = false;
     for (Operation *op : llvm::to_vector(candidates)) {
-      if (isComputedAgainFreely(cast<linalg::LinalgOp>(op)))
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      if (linalgOp && isComputedAgainFreely(linalgOp))
         continue;
       bool allUsersJoin = llvm::all_of(op->getUsers(), [&](Operation *user) {
         return user == root.getOperation() || candidates.contains(user);
@@ -332,6 +346,17 @@ bool admitsTile(tensor::ExtractSliceOp slice, OpResult result,
          !(reduction && (recomputesTooMuch(slice, elements, producer) ||
                          (!(widenSmall && isSmallToComputeAgain(producer)) &&
                           widensReductionTile(slice, result, producer))));
+}
+
+/// Whether the tile `slice` takes of a tileable producer's result (see
+/// isTileableProducer) may be computed in the region around it: within
+/// `maxFusedTileBytes`, and no two of the region's tiles reading it alike.
+bool admitsProductTile(tensor::ExtractSliceOp slice,
+                       int64_t maxFusedTileBytes) {
+  std::optional<int64_t> alike = tilesReadingAlike(slice);
+  return alike && *alike == 1 &&
+         !exceedsTileBytes(slice, boundedElementCount(slice.getResult()),
+                           maxFusedTileBytes);
 }
 
 /// Reads the element `extract` takes, of a linalg op's result computed
@@ -544,7 +569,7 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
                                  ArrayRef<int64_t> threadSizes,
                                  bool fuseReductions, bool mapToBlocks,
                                  int64_t maxFusedTileBytes,
-                                 bool throughReshapes) {
+                                 bool throughReshapes, bool tileableProducers) {
   if (llvm::all_of(threadSizes, [](int64_t s) { return s == 0; }))
     return failure();
   llvm::SmallPtrSet<Operation *, 8> fusible;
@@ -555,7 +580,8 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
       (!rootIsProduct || (throughReshapes && hasStaticLoops(linalgRoot)));
   if (linalgRoot)
     fusible = collectFusibleProducers(linalgRoot, fuseReductions,
-                                      /*accumulatorOnly=*/!takesInputs);
+                                      /*accumulatorOnly=*/!takesInputs,
+                                      tileableProducers);
   bool intoRegion = throughReshapes && takesInputs;
 
   scf::SCFTilingOptions tiling;
@@ -576,9 +602,12 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
   options.setFusionControlFn(
       [&](tensor::ExtractSliceOp slice, OpResult producer,
           bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        auto owner = dyn_cast<linalg::LinalgOp>(producer.getOwner());
-        if (!owner || !fusible.contains(owner) ||
-            !admitsTile(slice, producer, fuseReductions, maxFusedTileBytes))
+        Operation *owner = producer.getOwner();
+        if (!fusible.contains(owner) ||
+            !(isa<linalg::LinalgOp>(owner)
+                  ? admitsTile(slice, producer, fuseReductions,
+                               maxFusedTileBytes)
+                  : admitsProductTile(slice, maxFusedTileBytes)))
           return std::nullopt;
         return scf::SCFTileAndFuseOptions::ControlFnResult{};
       });
@@ -641,10 +670,10 @@ struct FormDispatchRegionsPass
         rewriter.eraseOp(root);
         continue;
       }
-      if (failed(formDispatchRegion(rewriter, root,
-                                    getLoweringConfig(root).getThread(),
-                                    fuseReductions, mapToBlocks,
-                                    maxFusedTileBytes, fuseThroughReshapes)))
+      if (failed(formDispatchRegion(
+              rewriter, root, getLoweringConfig(root).getThread(),
+              fuseReductions, mapToBlocks, maxFusedTileBytes,
+              fuseThroughReshapes, fuseTileableProducers)))
         refused.insert(root);
     }
   }

@@ -110,6 +110,13 @@ def LinnetCodegenFormDispatchRegions
            "where the slice is a box of the reshape's source: o_proj's GEMV "
            "then gathers an attention's heads itself, the delta rule its "
            "head's channels of the causal convolution">,
+    Option<"fuseTileableProducers", "fuse-tileable-producers", "bool",
+           "false",
+           "Let a root's region take in a producer that is no linalg op but "
+           "tiles (a routed product of a row per slot the lowering left: a "
+           "decode's experts' down projection under the combination that "
+           "weighs them), where no two of the region's tiles read the same "
+           "part of it; it is lowered inside the region afterwards">,
     Option<"maxFusedTileBytes", "max-fused-tile-bytes", "int64_t", "0",
            "A producer whose tile has a constant bound above this many bytes "
            "stays out of the region (0: no limit): a GPU keeps a fused "

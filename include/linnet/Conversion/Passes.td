@@ -30,6 +30,13 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     multiple of N), so that a GPU runs a decode's 8 slots as 8 x O / N
     blocks instead of 8.
 
+    With `keep-slot-products` a routed matmul that takes a row per slot,
+    of static sizes and few slots (a decode's down projection of its
+    experts), is left where it is, so that the region of the combination
+    that weighs its slots can take in a tile of it (each block the slots of
+    its outputs); with `slot-loops-in-regions` such a product inside a region
+    is lowered as loops over its rows and slots there, one product each.
+
     With `keep-tileable` the ops that are tiled as ops (those implementing
     TilingInterface: every linnet op) are left for a target's Codegen to put
     into dispatch regions first; the pass then lowers each tile where it is
@@ -43,6 +50,11 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     Option<"expertOutputTile", "expert-output-tile", "int64_t", "0",
            "Outputs of a routed matmul's product per slot in one iteration "
            "of its forall (0: all of an expert's)">,
+    Option<"keepSlotProducts", "keep-slot-products", "bool", "false",
+           "Leave a routed matmul of a row per slot, static and of few "
+           "slots, for its consumer's region">,
+    Option<"slotLoopsInRegions", "slot-loops-in-regions", "bool", "false",
+           "Lower a routed matmul inside a region as loops over its slots">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

@@ -395,16 +395,96 @@ Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o,
   return forall.getResult(0);
 }
 
+/// The per-slot form of a tile inside a region (the slots' products a
+/// consumer's region took in: a decode's expert outputs under the
+/// combination that weighs them): loops over the tile's rows and slots, one
+/// product of all the tile's outputs each, in the region's block; a forall
+/// there would be a region in a region.
+Value lowerPerSlotInLoops(OpBuilder &b, Location loc, const Operands &o) {
+  MLIRContext *context = b.getContext();
+  auto inputType = o.inputType;
+  Type elementType = o.elementType;
+  OpFoldResult zeroIndex = b.getIndexAttr(0), oneIndex = b.getIndexAttr(1);
+  auto index = [&](OpFoldResult size) {
+    return getValueOrCreateConstantIndexOp(b, loc, size);
+  };
+  Value numExperts = index(o.weightSizes[0]);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value result = createEmpty(
+      b, loc, {o.expertSizes[0], o.expertSizes[1], o.outSize}, elementType);
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, ValueRange{zero, zero},
+      ValueRange{index(o.expertSizes[0]), index(o.expertSizes[1])},
+      ValueRange{one, one}, ValueRange{result},
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs,
+          ValueRange acc) -> scf::ValueVector {
+        Value r = ivs[0], j = ivs[1];
+        auto [valid, row] = readExpert(nb, nloc, o.experts, r, j, numExperts);
+        Value matrix = o.expertMatrix(nb, nloc, row);
+        auto vectorType =
+            RankedTensorType::get({inputType.getShape().back()}, elementType);
+        SmallVector<OpFoldResult> offsets = {r}, sizes = {oneIndex};
+        if (o.perSlot) {
+          offsets.push_back(j);
+          sizes.push_back(oneIndex);
+        }
+        offsets.push_back(zeroIndex);
+        sizes.push_back(o.inSize);
+        SmallVector<OpFoldResult> strides(offsets.size(), oneIndex);
+        Value vector = tensor::ExtractSliceOp::create(
+            nb, nloc, vectorType, o.input, offsets, sizes, strides);
+        Value sums = createContraction(nb, nloc, matrix, vector, {o.outSize},
+                                       {projection(context, 2, {0, 1}),
+                                        projection(context, 2, {1}),
+                                        projection(context, 2, {0})},
+                                       1);
+        Value rounded = roundTensor(nb, nloc, sums, elementType);
+        Value zeros = createFilled(nb, nloc, {o.outSize}, elementType, 0.0);
+        Value slotResult =
+            arith::SelectOp::create(nb, nloc, valid, rounded, zeros);
+        Value updated = tensor::InsertSliceOp::create(
+            nb, nloc, slotResult, acc[0],
+            ArrayRef<OpFoldResult>{r, j, zeroIndex},
+            ArrayRef<OpFoldResult>{oneIndex, oneIndex, o.outSize},
+            ArrayRef<OpFoldResult>{oneIndex, oneIndex, oneIndex});
+        return {updated};
+      });
+  return nest.results.front();
+}
+
+/// Whether the per-slot form is the one for `count` slots of `o`'s
+/// experts: a static answer, where the sizes are.
+std::optional<bool> perSlotForm(const Operands &o) {
+  std::optional<int64_t> rows = getConstantIntValue(o.expertSizes[0]),
+                         slots = getConstantIntValue(o.expertSizes[1]),
+                         experts = getConstantIntValue(o.weightSizes[0]);
+  if (!rows || !slots || !experts)
+    return std::nullopt;
+  return *rows * *slots < *experts * kGroupedSlotsPerExpert;
+}
+
 struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
-  ExpertMatmulLowering(MLIRContext *context, int64_t outputTile)
-      : OpRewritePattern(context), outputTile(outputTile) {}
+  ExpertMatmulLowering(MLIRContext *context, int64_t outputTile,
+                       bool slotLoopsInRegions)
+      : OpRewritePattern(context), outputTile(outputTile),
+        slotLoopsInRegions(slotLoopsInRegions) {}
   int64_t outputTile;
+  bool slotLoopsInRegions;
 
   LogicalResult matchAndRewrite(ExpertMatmulOp op,
                                 PatternRewriter &rewriter) const override {
     Operands operands(rewriter, op);
     Location loc = op.getLoc();
     Type resultType = op.getResult().getType();
+    if (slotLoopsInRegions && op->getParentOfType<scf::ForallOp>() &&
+        perSlotForm(operands) == true) {
+      rewriter.replaceOp(
+          op, castIfNeeded(rewriter, loc,
+                           lowerPerSlotInLoops(rewriter, loc, operands),
+                           resultType));
+      return success();
+    }
     auto lower = [&](OpBuilder &b, Location l, bool grouped) {
       Value result = grouped ? lowerGrouped(b, l, operands)
                              : lowerPerSlot(b, l, operands, outputTile);
@@ -445,8 +525,22 @@ struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
 } // namespace
 
 void populateExpertMatmulPatterns(RewritePatternSet &patterns,
-                                  int64_t outputTile) {
-  patterns.add<ExpertMatmulLowering>(patterns.getContext(), outputTile);
+                                  int64_t outputTile, bool slotLoopsInRegions) {
+  patterns.add<ExpertMatmulLowering>(patterns.getContext(), outputTile,
+                                     slotLoopsInRegions);
+}
+
+bool isFusibleSlotProduct(Operation *op) {
+  auto matmul = dyn_cast<ExpertMatmulOp>(op);
+  if (!matmul || matmul->getParentOfType<scf::ForallOp>())
+    return false;
+  auto input = cast<RankedTensorType>(matmul.getInput().getType());
+  auto weights = cast<RankedTensorType>(matmul.getWeights().getType());
+  auto experts = cast<RankedTensorType>(matmul.getExperts().getType());
+  return input.getRank() == 3 && input.hasStaticShape() &&
+         weights.hasStaticShape() && experts.hasStaticShape() &&
+         experts.getNumElements() <
+             weights.getDimSize(0) * kGroupedSlotsPerExpert;
 }
 
 } // namespace linnet::lowering

@@ -1,8 +1,10 @@
 //===- LinnetLowerToLinalg.cpp - the linnet-lower-to-linalg pass ----------===//
 //
 // The pass that replaces every linnet operation (or, with keep-tileable, every
-// one that is not tiled as an op) by linalg/tensor/scf loop nests on tensors,
-// and the populate entry point that gathers the patterns of each op family.
+// one that is not tiled as an op; with keep-slot-products, every one but a
+// decode's routed products of a row per slot) by linalg/tensor/scf loop nests
+// on tensors, and the populate entry point that gathers the patterns of each op
+// family.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,11 +32,13 @@ using namespace mlir;
 
 void linnet::populateLinnetToLinalgPatterns(RewritePatternSet &patterns,
                                             int64_t attentionKeyBlock,
-                                            int64_t expertOutputTile) {
+                                            int64_t expertOutputTile,
+                                            bool slotLoopsInRegions) {
   lowering::populateAttentionPatterns(patterns, attentionKeyBlock);
   lowering::populateDeltaRulePatterns(patterns);
   lowering::populateCausalConvPatterns(patterns);
-  lowering::populateExpertMatmulPatterns(patterns, expertOutputTile);
+  lowering::populateExpertMatmulPatterns(patterns, expertOutputTile,
+                                         slotLoopsInRegions);
   lowering::populateRankingPatterns(patterns);
 }
 
@@ -56,12 +60,14 @@ struct LinnetLowerToLinalgPass
     ConversionTarget target(*context);
     target.addDynamicallyLegalDialect<linnet::LinnetDialect>(
         [&](Operation *op) {
-          return keepTileable && isa<TilingInterface>(op);
+          return (keepTileable && isa<TilingInterface>(op)) ||
+                 (keepSlotProducts &&
+                  linnet::lowering::isFusibleSlotProduct(op));
         });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(context);
-    linnet::populateLinnetToLinalgPatterns(patterns, attentionKeyBlock,
-                                           expertOutputTile);
+    linnet::populateLinnetToLinalgPatterns(
+        patterns, attentionKeyBlock, expertOutputTile, slotLoopsInRegions);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -89,8 +89,16 @@ void populateAttentionPatterns(mlir::RewritePatternSet &patterns,
                                int64_t keyBlock);
 void populateDeltaRulePatterns(mlir::RewritePatternSet &patterns);
 void populateCausalConvPatterns(mlir::RewritePatternSet &patterns);
+/// With `slotLoopsInRegions` a routed matmul inside a region (a tile its
+/// consumer's region took in) of the per-slot form loops over its slots.
 void populateExpertMatmulPatterns(mlir::RewritePatternSet &patterns,
-                                  int64_t outputTile);
+                                  int64_t outputTile, bool slotLoopsInRegions);
+
+/// Whether `op` is a routed matmul outside any region that takes a row per
+/// slot, of static sizes and few slots (a decode's down projection of its
+/// experts): a product a consumer's region (the combination that weighs
+/// the slots) can take in a tile of, each block the slots of its outputs.
+bool isFusibleSlotProduct(mlir::Operation *op);
 void populateRankingPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace linnet::lowering

@@ -94,14 +94,30 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   // The ops tiled as ops (a decode step's delta rule and attention) are
   // lowered inside their regions, a kernel each; the others where they are,
   // and what they become gets its tiles and regions.
+  // A decode's experts' down projection (a row per slot) is left for the
+  // combination that weighs its slots: that region takes in a tile of it,
+  // each block all slots of its outputs, so it is no kernel of its own.
   LinnetLowerToLinalgOptions lowering;
   lowering.expertOutputTile = kExpertOutputTile;
+  lowering.keepSlotProducts = true;
+  lowering.slotLoopsInRegions = true;
   funcPm.addPass(createLinnetLowerToLinalg(lowering));
   addCleanup(funcPm);
   // Their reshapes of unit axes (a mixture of experts' sum back to [B, S,
   // H]) are read through as the model's were.
   funcPm.addPass(createLinnetCudaFoldKeepdimReshapes());
   funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
+  regions.fuseTileableProducers = true;
+  funcPm.addPass(createLinnetCodegenFormDispatchRegions(regions));
+  addCleanup(funcPm);
+  // The products taken in are lowered inside their regions (one not taken
+  // in, where it is, a region of its own that takes in its producers);
+  // what they become gets its tiles.
+  lowering.keepSlotProducts = false;
+  funcPm.addPass(createLinnetLowerToLinalg(lowering));
+  addCleanup(funcPm);
+  funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
+  regions.fuseTileableProducers = false;
   funcPm.addPass(createLinnetCodegenFormDispatchRegions(regions));
   addCleanup(funcPm);
 }

@@ -295,10 +295,50 @@ std::optional<uint64_t> boundedBytes(Value value) {
          elementBytes(llvm::cast<MemRefType>(value.getType()).getElementType());
 }
 
+/// How many different views the subview `view` may be in one block: the
+/// product of the iterations of the loops around it in the kernel whose
+/// body computes one of its operands (a routed expert's rows, in a loop over
+/// a tile's slots, each slot's expert read in it); a loop the block's threads
+/// share (from the thread id in steps of the block size) counts all its
+/// iterations. None where a loop's count has no bound.
+std::optional<uint64_t> viewsInLoops(memref::SubViewOp view) {
+  uint64_t views = 1;
+  for (Operation *parent = view->getParentOp();
+       parent && !llvm::isa<gpu::GPUFuncOp>(parent);
+       parent = parent->getParentOp()) {
+    auto loop = llvm::dyn_cast<scf::ForOp>(parent);
+    if (!loop)
+      continue;
+    bool varies = llvm::any_of(view->getOperands(), [&](Value operand) {
+      return loop.getRegion().isAncestor(operand.getParentRegion());
+    });
+    if (!varies)
+      continue;
+    std::optional<int64_t> upper = upperBound(loop.getUpperBound());
+    if (!upper)
+      return std::nullopt;
+    Operation *stepDef = loop.getStep().getDefiningOp();
+    if (llvm::isa_and_nonnull<gpu::BlockDimOp>(stepDef) &&
+        loop.getLowerBound().getDefiningOp<gpu::ThreadIdOp>()) {
+      views *= uint64_t(std::max<int64_t>(*upper, 0));
+      continue;
+    }
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    FailureOr<int64_t> lower = ValueBoundsConstraintSet::computeConstantBound(
+        presburger::BoundType::LB, loop.getLowerBound());
+    if (!step || *step <= 0)
+      return std::nullopt;
+    int64_t from = succeeded(lower) ? std::max<int64_t>(*lower, 0) : 0;
+    views *= uint64_t(std::max<int64_t>(0, *upper - from + *step - 1) / *step);
+  }
+  return views;
+}
+
 /// The bytes one block may touch through `view` (a kernel argument or a
 /// view of it) with the users `counts` accepts: the sum of the subviews
-/// they take where every access goes through one, else all of `view`; none
-/// where neither is bounded.
+/// they take (each times the views it may be in the block's loops) where
+/// every access goes through one, else all of `view`; none where neither
+/// is bounded.
 std::optional<uint64_t>
 blockFootprint(Value view, llvm::function_ref<bool(Operation *)> counts) {
   std::optional<uint64_t> whole = boundedBytes(view);
@@ -310,9 +350,10 @@ blockFootprint(Value view, llvm::function_ref<bool(Operation *)> counts) {
         subview && subview.getSource() == view) {
       std::optional<uint64_t> part =
           blockFootprint(subview.getResult(), [](Operation *) { return true; });
-      if (!part)
+      std::optional<uint64_t> views = viewsInLoops(subview);
+      if (!part || !views)
         return whole;
-      parts += *part;
+      parts += *part * *views;
       continue;
     }
     // Reading a view's address or sizes touches none of it.

@@ -19,10 +19,13 @@ namespace linnet {
 /// `attentionKeyBlock` (its scores take that many keys of memory per query,
 /// not the whole cache). A routed matmul with a product per slot computes
 /// `expertOutputTile` outputs per iteration of its forall (0: all of an
-/// expert's), which spreads a decode's few slots over a GPU's blocks.
+/// expert's), which spreads a decode's few slots over a GPU's blocks; with
+/// `slotLoopsInRegions` one inside a region (a tile its consumer's region
+/// took in) loops over its slots there instead.
 void populateLinnetToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                     int64_t attentionKeyBlock = 256,
-                                    int64_t expertOutputTile = 0);
+                                    int64_t expertOutputTile = 0,
+                                    bool slotLoopsInRegions = false);
 
 } // namespace linnet
 

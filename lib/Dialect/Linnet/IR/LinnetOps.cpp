@@ -10,8 +10,10 @@
 
 #include "linnet/Dialect/Linnet/IR/LinnetOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -236,6 +238,56 @@ LogicalResult CausalConvOp::verify() {
 //===----------------------------------------------------------------------===//
 // ExpertMatmulOp
 //===----------------------------------------------------------------------===//
+
+namespace {
+/// Reads an operand's more static source through a `tensor.cast`, the
+/// result of the sizes that gives (cast back to the old result type).
+struct FoldExpertMatmulOperandCasts : OpRewritePattern<ExpertMatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ExpertMatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> operands;
+    bool folded = false;
+    for (Value operand : op->getOperands()) {
+      auto cast = operand.getDefiningOp<tensor::CastOp>();
+      bool foldable = cast && tensor::canFoldIntoConsumerOp(cast);
+      operands.push_back(foldable ? cast.getSource() : operand);
+      folded |= foldable;
+    }
+    if (!folded)
+      return failure();
+    auto type = [](Value value) {
+      return cast<RankedTensorType>(value.getType());
+    };
+    RankedTensorType input = type(operands[0]), weights = type(operands[1]),
+                     experts = type(operands[2]), old = type(op.getResult());
+    // Each size from whichever operand knows it, else the old result's.
+    auto known = [](int64_t a, int64_t b) {
+      return ShapedType::isDynamic(a) ? b : a;
+    };
+    int64_t rows = known(known(experts.getDimSize(0), input.getDimSize(0)),
+                         old.getDimSize(0));
+    int64_t slots = known(experts.getDimSize(1), old.getDimSize(1));
+    if (input.getRank() == 3)
+      slots = known(slots, input.getDimSize(1));
+    int64_t outputs = known(weights.getDimSize(1), old.getDimSize(2));
+    auto resultType =
+        RankedTensorType::get({rows, slots, outputs}, old.getElementType());
+    Value result = ExpertMatmulOp::create(
+        rewriter, op.getLoc(), TypeRange{resultType}, operands, op->getAttrs());
+    if (resultType != old)
+      result = tensor::CastOp::create(rewriter, op.getLoc(), old, result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+} // namespace
+
+void ExpertMatmulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                 MLIRContext *context) {
+  patterns.add<FoldExpertMatmulOperandCasts>(context);
+}
 
 LogicalResult ExpertMatmulOp::verify() {
   Operation *op = getOperation();

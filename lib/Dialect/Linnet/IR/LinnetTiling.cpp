@@ -342,6 +342,16 @@ LogicalResult ExpertMatmulOp::getResultTilePosition(
   return success();
 }
 
+/// A tile of the result is the iterations of the same offsets and sizes, so
+/// that a consumer's region can compute the slots' products it reads (a
+/// decode's expert outputs under the combination that weighs them).
+FailureOr<TilingResult>
+ExpertMatmulOp::generateResultTileValue(OpBuilder &b, unsigned resultNumber,
+                                        ArrayRef<OpFoldResult> offsets,
+                                        ArrayRef<OpFoldResult> sizes) {
+  return getTiledImplementation(b, offsets, sizes);
+}
+
 LogicalResult
 ExpertMatmulOp::reifyResultShapes(OpBuilder &b,
                                   ReifiedRankedShapedTypeDims &shapes) {

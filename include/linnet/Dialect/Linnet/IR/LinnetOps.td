@@ -184,7 +184,8 @@ def Linnet_CausalConvOp : Linnet_Op<"causal_conv", [Pure,
 def Linnet_ExpertMatmulOp : Linnet_Op<"expert_matmul", [Pure,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
         ["reifyResultShapes"]>,
-    DeclareOpInterfaceMethods<TilingInterface, Linnet_TilingMethods>]> {
+    DeclareOpInterfaceMethods<TilingInterface,
+        !listconcat(Linnet_TilingMethods, ["generateResultTileValue"])>]> {
   let summary = "matrix-vector products with per-row routed expert weights";
   let description = [{
     For every row `r` and slot `j`, multiplies the expert matrix
@@ -220,6 +221,9 @@ def Linnet_ExpertMatmulOp : Linnet_Op<"expert_matmul", [Pure,
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  // An operand cast to a less static type (a decode's row passed to a
+  // mixture of experts written for any rows, then inlined) is read uncast.
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
