@@ -410,13 +410,14 @@ void sliceThroughUnitCollapse(RewriterBase &rewriter,
       slice, slice.getResultType(), collapse.getSrc(), offsets, sizes, strides);
 }
 
-/// Whether `value` is a reshape (an expand_shape or collapse_shape) or a
-/// slice computed outside `forall`: what a tile reads through to reach the
-/// producer (sliceOfViewSource).
+/// Whether `value` is a reshape (an expand_shape or collapse_shape), a
+/// slice or a concatenation computed outside `forall`: what a tile reads
+/// through to reach the producer (sliceOfViewSource).
 bool isOutsideView(scf::ForallOp forall, Value value) {
   Operation *def = value.getDefiningOp();
-  return isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-                         tensor::ExtractSliceOp>(def) &&
+  return (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                          tensor::ExtractSliceOp>(def) ||
+          linnet::codegen::isConcatenation(value)) &&
          !forall->isAncestor(def);
 }
 
@@ -459,12 +460,15 @@ void sliceThroughViews(RewriterBase &rewriter, scf::ForallOp forall) {
     if (!isOutsideView(forall, slice.getSource()))
       continue;
     Operation *view = slice.getSource().getDefiningOp();
-    FailureOr<tensor::ExtractSliceOp> taken =
-        linnet::codegen::sliceOfViewSource(rewriter, slice);
-    if (failed(taken))
+    SmallVector<tensor::ExtractSliceOp> taken;
+    if (failed(linnet::codegen::sliceOfViewSource(rewriter, slice, taken)))
       continue;
     views.insert(view);
-    worklist.push_back(*taken);
+    // A concatenation's earlier inserts, and its empty tensor, die with it.
+    for (auto insert = dyn_cast<tensor::InsertSliceOp>(view); insert;
+         insert = insert.getDest().getDefiningOp<tensor::InsertSliceOp>())
+      views.insert(insert.getDest().getDefiningOp());
+    llvm::append_range(worklist, taken);
   }
   eraseDeadOps(rewriter, views.getArrayRef());
 }

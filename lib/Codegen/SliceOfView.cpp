@@ -1,7 +1,8 @@
 //===- SliceOfView.cpp - a slice of a reshape or slice, of its source -----===//
 //
 // See SliceOfView.h. Only what a tile needs: unit strides, no rank-reducing
-// slice of a reshape, static sizes within the reshaped groups.
+// slice of a reshape, static sizes within the reshaped groups, a
+// concatenation's pieces and the slice's part of its axis static.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
@@ -178,19 +180,180 @@ FailureOr<tensor::ExtractSliceOp> sliceOfSlice(RewriterBase &rewriter,
   return merged;
 }
 
+/// The least and greatest values `value` takes: a constant's, or those of
+/// the induction variable of an scf.forall loop of constant bounds (a
+/// region's tile offset).
+std::optional<std::pair<int64_t, int64_t>> rangeOf(OpFoldResult value) {
+  if (std::optional<int64_t> constant = getConstantIntValue(value))
+    return std::pair{*constant, *constant};
+  auto argument = dyn_cast_if_present<BlockArgument>(dyn_cast<Value>(value));
+  auto forall =
+      argument ? dyn_cast<scf::ForallOp>(argument.getOwner()->getParentOp())
+               : nullptr;
+  if (!forall || argument.getArgNumber() >= forall.getRank())
+    return std::nullopt;
+  unsigned d = argument.getArgNumber();
+  std::optional<int64_t> lower =
+      getConstantIntValue(forall.getMixedLowerBound()[d]);
+  std::optional<int64_t> upper =
+      getConstantIntValue(forall.getMixedUpperBound()[d]);
+  std::optional<int64_t> step = getConstantIntValue(forall.getMixedStep()[d]);
+  if (!lower || !upper || !step || *step <= 0 || *upper <= *lower)
+    return std::nullopt;
+  return std::pair{*lower, *lower + (*upper - *lower - 1) / *step * *step};
+}
+
+/// One piece of a concatenation: `source` inserted at `offset` along the
+/// concatenated axis.
+struct ConcatPiece {
+  Value source;
+  int64_t offset, size;
+};
+
+/// A slice of a concatenation (pieces inserted into a `tensor.empty`, each
+/// a box whole but along one axis, together covering it) as the same
+/// concatenation of the slices of the pieces it takes: where it takes the
+/// axis within one piece, that piece's slice; where it takes whole pieces,
+/// those pieces' slices inserted into a new `tensor.empty` of its type.
+LogicalResult sliceOfConcat(RewriterBase &rewriter,
+                            tensor::ExtractSliceOp slice,
+                            SmallVectorImpl<tensor::ExtractSliceOp> &taken) {
+  if (!isPlainBox(slice))
+    return failure();
+  RankedTensorType type = slice.getSourceType();
+  if (!type.hasStaticShape())
+    return failure();
+  SmallVector<ConcatPiece> pieces;
+  std::optional<int64_t> axis;
+  Value value = slice.getSource();
+  while (auto insert = value.getDefiningOp<tensor::InsertSliceOp>()) {
+    if (insert.getSourceType().getRank() != type.getRank() ||
+        !llvm::all_of(insert.getMixedStrides(),
+                      [](OpFoldResult s) { return isConstantIntValue(s, 1); }))
+      return failure();
+    std::optional<int64_t> pieceOffset, pieceSize;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      std::optional<int64_t> offset =
+          getConstantIntValue(insert.getMixedOffsets()[d]);
+      std::optional<int64_t> size =
+          getConstantIntValue(insert.getMixedSizes()[d]);
+      if (!offset || !size)
+        return failure();
+      if (*offset == 0 && *size == type.getDimSize(d))
+        continue;
+      if (axis && *axis != d)
+        return failure();
+      axis = d;
+      pieceOffset = offset;
+      pieceSize = size;
+    }
+    if (!pieceOffset)
+      return failure();
+    pieces.push_back({insert.getSource(), *pieceOffset, *pieceSize});
+    value = insert.getDest();
+  }
+  if (!value.getDefiningOp<tensor::EmptyOp>() || pieces.empty())
+    return failure();
+  // Pieces in order along the axis, with neither gap nor overlap.
+  llvm::sort(pieces, [](const ConcatPiece &a, const ConcatPiece &b) {
+    return a.offset < b.offset;
+  });
+  int64_t covered = 0;
+  for (const ConcatPiece &piece : pieces) {
+    if (piece.offset != covered)
+      return failure();
+    covered += piece.size;
+  }
+  if (covered != type.getDimSize(*axis))
+    return failure();
+
+  std::optional<std::pair<int64_t, int64_t>> range =
+      rangeOf(slice.getMixedOffsets()[*axis]);
+  std::optional<int64_t> extent =
+      getConstantIntValue(slice.getMixedSizes()[*axis]);
+  if (!range || !extent)
+    return failure();
+  Location loc = slice.getLoc();
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  SmallVector<OpFoldResult> ones(type.getRank(), rewriter.getIndexAttr(1));
+  // The slice of `piece` from `from` (along the axis, of the concatenation)
+  // of `count` elements.
+  auto sliceOf = [&](const ConcatPiece &piece, OpFoldResult from,
+                     int64_t count) {
+    SmallVector<OpFoldResult> pieceOffsets = offsets, pieceSizes = sizes;
+    AffineExpr at = rewriter.getAffineSymbolExpr(0);
+    pieceOffsets[*axis] = affine::makeComposedFoldedAffineApply(
+        rewriter, loc, AffineMap::get(0, 1, at - piece.offset), {from});
+    pieceSizes[*axis] = rewriter.getIndexAttr(count);
+    auto pieceSlice = tensor::ExtractSliceOp::create(
+        rewriter, loc, piece.source, pieceOffsets, pieceSizes, ones);
+    taken.push_back(pieceSlice);
+    return pieceSlice;
+  };
+  for (const ConcatPiece &piece : pieces)
+    if (range->first >= piece.offset &&
+        range->second + *extent <= piece.offset + piece.size) {
+      rewriter.replaceOp(slice, sliceOf(piece, offsets[*axis], *extent));
+      return success();
+    }
+  // Whole pieces: the slice's offset along the axis a constant.
+  if (range->first != range->second)
+    return failure();
+  int64_t first = range->first;
+  SmallVector<const ConcatPiece *> whole;
+  for (const ConcatPiece &piece : pieces) {
+    if (piece.offset + piece.size <= first || piece.offset >= first + *extent)
+      continue;
+    if (piece.offset < first || piece.offset + piece.size > first + *extent)
+      return failure();
+    whole.push_back(&piece);
+  }
+  RankedTensorType resultType = slice.getResultType();
+  Value result = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
+                                         resultType.getElementType());
+  SmallVector<OpFoldResult> zeros(type.getRank(), rewriter.getIndexAttr(0));
+  for (const ConcatPiece *piece : whole) {
+    tensor::ExtractSliceOp pieceSlice =
+        sliceOf(*piece, rewriter.getIndexAttr(piece->offset), piece->size);
+    SmallVector<OpFoldResult> at = zeros;
+    at[*axis] = rewriter.getIndexAttr(piece->offset - first);
+    result =
+        tensor::InsertSliceOp::create(rewriter, loc, pieceSlice, result, at,
+                                      pieceSlice.getMixedSizes(), ones);
+  }
+  rewriter.replaceOp(slice, result);
+  return success();
+}
+
 } // namespace
 
-FailureOr<tensor::ExtractSliceOp>
-sliceOfViewSource(RewriterBase &rewriter, tensor::ExtractSliceOp slice) {
+bool isConcatenation(Value value) {
+  if (!value.getDefiningOp<tensor::InsertSliceOp>())
+    return false;
+  while (auto insert = value.getDefiningOp<tensor::InsertSliceOp>())
+    value = insert.getDest();
+  return value.getDefiningOp<tensor::EmptyOp>() != nullptr;
+}
+
+LogicalResult
+sliceOfViewSource(RewriterBase &rewriter, tensor::ExtractSliceOp slice,
+                  SmallVectorImpl<tensor::ExtractSliceOp> &taken) {
   Operation *view = slice.getSource().getDefiningOp();
   rewriter.setInsertionPoint(slice);
+  FailureOr<tensor::ExtractSliceOp> one = failure();
   if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(view))
-    return sliceOfExpand(rewriter, slice, expand);
-  if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(view))
-    return sliceOfCollapse(rewriter, slice, collapse);
-  if (auto outer = dyn_cast_or_null<tensor::ExtractSliceOp>(view))
-    return sliceOfSlice(rewriter, slice, outer);
-  return failure();
+    one = sliceOfExpand(rewriter, slice, expand);
+  else if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(view))
+    one = sliceOfCollapse(rewriter, slice, collapse);
+  else if (auto outer = dyn_cast_or_null<tensor::ExtractSliceOp>(view))
+    one = sliceOfSlice(rewriter, slice, outer);
+  else if (isa_and_nonnull<tensor::InsertSliceOp>(view))
+    return sliceOfConcat(rewriter, slice, taken);
+  if (failed(one))
+    return failure();
+  taken.push_back(*one);
+  return success();
 }
 
 } // namespace linnet::codegen

@@ -9,12 +9,17 @@
 // place-results): the DeltaNet's recurrent state per layer and token. Its
 // destination is made the argument of the same state again; bufferization
 // then writes it in place where nothing reads the old state afterwards, and
-// copies as before where something does.
+// copies as before where something does. With copy-concatenations a state
+// row inserted as a concatenation (a rotated key into its cache) is copied
+// in by a linalg op, so that a region computes the pieces into the state.
 //
 //===----------------------------------------------------------------------===//
 
 #include "linnet/Codegen/Passes.h"
+#include "linnet/Codegen/SliceOfView.h"
 #include "linnet/Codegen/StateArguments.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace linnet {
 #define GEN_PASS_DEF_LINNETCODEGENWRITESTATESINPLACE
@@ -41,6 +46,34 @@ void computeInto(Value value, BlockArgument state) {
   init->set(state);
 }
 
+/// Where `value` inserts a concatenation of static shape into `state` (a
+/// decode's key row into its cache; a prompt's rows, of a run-time count,
+/// are left), copies the concatenation into the state's slice with an
+/// element-for-element linalg.generic and inserts the copy instead.
+void copyConcatenationInto(Value value, BlockArgument state) {
+  auto insert = value.getDefiningOp<tensor::InsertSliceOp>();
+  if (!insert || insert.getDest() != state ||
+      !insert.getSourceType().hasStaticShape() ||
+      !linnet::codegen::isConcatenation(insert.getSource()))
+    return;
+  OpBuilder b(insert);
+  Location loc = insert.getLoc();
+  RankedTensorType type = insert.getSourceType();
+  Value slot = tensor::ExtractSliceOp::create(
+      b, loc, type, state, insert.getMixedOffsets(), insert.getMixedSizes(),
+      insert.getMixedStrides());
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  auto copy = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{insert.getSource()}, ValueRange{slot},
+      ArrayRef<AffineMap>{identity, identity},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, args[0]);
+      });
+  insert.getSourceMutable().assign(copy.getResult(0));
+}
+
 struct WriteStatesInPlacePass
     : linnet::impl::LinnetCodegenWriteStatesInPlaceBase<
           WriteStatesInPlacePass> {
@@ -55,8 +88,11 @@ struct WriteStatesInPlacePass
     func.walk([&](func::ReturnOp ret) {
       for (auto [index, value] : llvm::enumerate(ret.getOperands()))
         if (BlockArgument state =
-                linnet::codegen::stateArgumentOfResult(func, index, states))
+                linnet::codegen::stateArgumentOfResult(func, index, states)) {
           computeInto(value, state);
+          if (copyConcatenations)
+            copyConcatenationInto(value, state);
+        }
     });
   }
 };

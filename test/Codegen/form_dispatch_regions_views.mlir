@@ -3,7 +3,9 @@
 // producer of a tile it reads through a reshape or a slice, where the tile
 // is a box of the producer's result; a static product (a decode GEMV) takes
 // in the producers of its input as any root does, and a small reduction
-// even where its tile is wider than its own. Configurations pinned.
+// even where its tile is wider than its own; a concatenation is read as the
+// concatenation of its pieces' slices (a key's rotated quarter and the rest).
+// Configurations pinned.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks fuse-into-lowered-regions fuse-through-reshapes}),canonicalize)" | FileCheck %s
 // Without it, each of them is a region of its own.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-codegen-form-dispatch-regions{fuse-reductions map-to-blocks fuse-into-lowered-regions}),canonicalize)" | FileCheck %s --check-prefix=APART
@@ -216,4 +218,80 @@ func.func @prompt_heads_apart(%att: tensor<?x4x1x8xf32>, %w: tensor<16x32xf32>, 
     linalg.yield %s : f32
   } -> tensor<?x1x16xf32>
   return %y : tensor<?x1x16xf32>
+}
+
+// A key's row, its rotated quarter and the rest concatenated, copied into
+// its cache slot at a run-time position: the region of each key head
+// computes both pieces of its head itself (the concatenation read as the
+// same concatenation of the pieces' slices), into the slot.
+// CHECK-LABEL: func.func @rotated_row(
+// CHECK-NOT: scf.forall (
+// CHECK: %[[SLOT:.*]] = tensor.extract_slice %{{.*}}[0, 0, %{{.*}}, 0] [1, 2, 1, 16]
+// CHECK: scf.forall (%{{.*}}, %[[H:.*]], %{{.*}}, %{{.*}}) = (0, 0, 0, 0) to (1, 2, 1, 16) step (1, 1, 1, 16) shared_outs(%{{.*}} = %[[SLOT]])
+// CHECK: tensor.extract_slice %{{.*}}[0, %[[H]], 0, 0] [1, 1, 1, 4]
+// CHECK: arith.negf
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 1, 1, 4]
+// CHECK: tensor.extract_slice %{{.*}}[0, %[[H]], 0, 4] [1, 1, 1, 12]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 4] [1, 1, 1, 12]
+// CHECK: tensor.parallel_insert_slice
+// CHECK-NOT: scf.forall (
+// CHECK: return
+// APART-LABEL: func.func @rotated_row(
+// APART: scf.forall
+// APART: arith.negf
+// APART: scf.forall
+// APART-NOT: arith.negf
+// APART: return
+func.func @rotated_row(%k: tensor<1x2x1x16xf32>, %cache: tensor<1x2x64x16xf32>, %pos: index) -> tensor<1x2x64x16xf32> {
+  %e4 = tensor.empty() : tensor<1x2x1x4xf32>
+  %k4 = tensor.extract_slice %k[0, 0, 0, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x4xf32>
+  %rot = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 2, 1, 4], reduction = [0, 0, 0, 0], vector = [0, 0, 0, 0]>} ins(%k4 : tensor<1x2x1x4xf32>) outs(%e4 : tensor<1x2x1x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<1x2x1x4xf32>
+  %pass = tensor.extract_slice %k[0, 0, 0, 4] [1, 2, 1, 12] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x12xf32>
+  %e = tensor.empty() : tensor<1x2x1x16xf32>
+  %c0 = tensor.insert_slice %rot into %e[0, 0, 0, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x1x4xf32> into tensor<1x2x1x16xf32>
+  %c1 = tensor.insert_slice %pass into %c0[0, 0, 0, 4] [1, 2, 1, 12] [1, 1, 1, 1] : tensor<1x2x1x12xf32> into tensor<1x2x1x16xf32>
+  %slot = tensor.extract_slice %cache[0, 0, %pos, 0] [1, 2, 1, 16] [1, 1, 1, 1] : tensor<1x2x64x16xf32> to tensor<1x2x1x16xf32>
+  %copy = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 1, 16], reduction = [0, 0, 0, 0], vector = [0, 0, 0, 0]>} ins(%c1 : tensor<1x2x1x16xf32>) outs(%slot : tensor<1x2x1x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x2x1x16xf32>
+  %r = tensor.insert_slice %copy into %cache[0, 0, %pos, 0] [1, 2, 1, 16] [1, 1, 1, 1] : tensor<1x2x1x16xf32> into tensor<1x2x64x16xf32>
+  return %r : tensor<1x2x64x16xf32>
+}
+
+// A region of a concatenation's first quarter, 2 of its 4 elements a
+// block: the slice falls within the first piece and is taken of it, so
+// the piece's producer joins.
+// CHECK-LABEL: func.func @within_piece(
+// CHECK-NOT: scf.forall (
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}, %[[D:.*]]) = (0, 0, 0, 0) to (1, 2, 1, 4) step (1, 2, 1, 2)
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, %[[D]]] [1, 2, 1, 2]
+// CHECK: arith.negf
+// CHECK: math.exp
+// CHECK-NOT: scf.forall (
+// CHECK: return
+func.func @within_piece(%k: tensor<1x2x1x16xf32>) -> tensor<1x2x1x4xf32> {
+  %e4 = tensor.empty() : tensor<1x2x1x4xf32>
+  %k4 = tensor.extract_slice %k[0, 0, 0, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x4xf32>
+  %rot = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 2, 1, 4], reduction = [0, 0, 0, 0], vector = [0, 0, 0, 0]>} ins(%k4 : tensor<1x2x1x4xf32>) outs(%e4 : tensor<1x2x1x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<1x2x1x4xf32>
+  %pass = tensor.extract_slice %k[0, 0, 0, 4] [1, 2, 1, 12] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x12xf32>
+  %e = tensor.empty() : tensor<1x2x1x16xf32>
+  %c0 = tensor.insert_slice %rot into %e[0, 0, 0, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x1x4xf32> into tensor<1x2x1x16xf32>
+  %c1 = tensor.insert_slice %pass into %c0[0, 0, 0, 4] [1, 2, 1, 12] [1, 1, 1, 1] : tensor<1x2x1x12xf32> into tensor<1x2x1x16xf32>
+  %first = tensor.extract_slice %c1[0, 0, 0, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x1x16xf32> to tensor<1x2x1x4xf32>
+  %out = tensor.empty() : tensor<1x2x1x4xf32>
+  %x = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 2, 1, 2], reduction = [0, 0, 0, 0], vector = [0, 0, 0, 0]>} ins(%first : tensor<1x2x1x4xf32>) outs(%out : tensor<1x2x1x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %x = math.exp %a : f32
+    linalg.yield %x : f32
+  } -> tensor<1x2x1x4xf32>
+  return %x : tensor<1x2x1x4xf32>
 }

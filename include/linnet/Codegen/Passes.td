@@ -168,8 +168,22 @@ def LinnetCodegenWriteStatesInPlace
     style) gets the argument marked with the same path as its destination
     instead, so that bufferization can update the state's buffer in place
     rather than compute a new one to be copied back on every call.
+
+    With `copy-concatenations` a state updated by inserting a concatenation
+    (pieces inserted into a `tensor.empty`: a key's rotated quarter and the
+    rest, into its cache row at the position) gets the concatenation copied
+    into the state's slice by an element-for-element `linalg.generic`, whose
+    region (a target's, reading through concatenations) then computes the
+    pieces itself, into the state; without it the concatenation is built in
+    a buffer of its own and copied.
   }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"copyConcatenations", "copy-concatenations", "bool", "false",
+           "Copy a concatenation inserted into a state with a linalg op "
+           "whose region computes its pieces into the state">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
 }
 
 def LinnetCodegenDropInPlaceResults

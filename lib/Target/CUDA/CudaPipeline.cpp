@@ -106,6 +106,12 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   // Their reshapes of unit axes (a mixture of experts' sum back to [B, S,
   // H]) are read through as the model's were.
   funcPm.addPass(createLinnetCudaFoldKeepdimReshapes());
+  // A rotated key's row, a concatenation, is copied into its cache slot by
+  // a linalg op (here, after the last cleanup, which would fold the copy
+  // away), whose region computes the pieces into the cache itself.
+  LinnetCodegenWriteStatesInPlaceOptions states;
+  states.copyConcatenations = true;
+  funcPm.addPass(createLinnetCodegenWriteStatesInPlace(states));
   funcPm.addPass(createLinnetCudaSelectLoweringConfig(tiling));
   regions.fuseTileableProducers = true;
   funcPm.addPass(createLinnetCodegenFormDispatchRegions(regions));
