@@ -453,15 +453,20 @@ Value lowerPerSlotInLoops(OpBuilder &b, Location loc, const Operands &o) {
   return nest.results.front();
 }
 
-/// Whether the per-slot form is the one for `count` slots of `o`'s
-/// experts: a static answer, where the sizes are.
+/// Whether `slots` slots (rows times slots a row) over `experts` experts
+/// take the per-slot form: fewer than kGroupedSlotsPerExpert an expert.
+bool fewSlotsPerExpert(int64_t slots, int64_t experts) {
+  return slots < experts * kGroupedSlotsPerExpert;
+}
+
+/// Whether `o` takes the per-slot form, where its sizes tell.
 std::optional<bool> perSlotForm(const Operands &o) {
   std::optional<int64_t> rows = getConstantIntValue(o.expertSizes[0]),
                          slots = getConstantIntValue(o.expertSizes[1]),
                          experts = getConstantIntValue(o.weightSizes[0]);
   if (!rows || !slots || !experts)
     return std::nullopt;
-  return *rows * *slots < *experts * kGroupedSlotsPerExpert;
+  return fewSlotsPerExpert(*rows * *slots, *experts);
 }
 
 struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
@@ -539,8 +544,7 @@ bool isFusibleSlotProduct(Operation *op) {
   auto experts = cast<RankedTensorType>(matmul.getExperts().getType());
   return input.getRank() == 3 && input.hasStaticShape() &&
          weights.hasStaticShape() && experts.hasStaticShape() &&
-         experts.getNumElements() <
-             weights.getDimSize(0) * kGroupedSlotsPerExpert;
+         fewSlotsPerExpert(experts.getNumElements(), weights.getDimSize(0));
 }
 
 } // namespace linnet::lowering
