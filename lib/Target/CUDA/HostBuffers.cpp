@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -64,6 +65,14 @@ static bool definedBefore(Value value, Operation *op) {
 }
 
 static FailureOr<Value> rootAcrossCalls(Value value);
+
+/// Adds to `leaves` the buffers the callee whose body holds `root` (a
+/// buffer's root) makes itself that `root` may be: an allocation, a call's
+/// own result, or those of each value a branch or loop may yield for it
+/// (the deallocation's clone of a buffer it does not own, a loop's new state
+/// each iteration). False where it may be any other (an argument).
+static bool collectOwnBuffers(Value root, llvm::SmallPtrSetImpl<Value> &leaves,
+                              unsigned depth = 0);
 
 /// The op that made `root` a buffer of its own: its allocation, or a call
 /// whose callee returns a buffer it allocated (for this result alone, as
@@ -135,20 +144,64 @@ static FailureOr<Value> rootAcrossCalls(Value value) {
       return failure();
     return rootAcrossCalls(call.getOperand(argument.getArgNumber()));
   }
-  // The callee's own buffer (an allocation, or a call's own result there),
-  // unless it returns it twice.
-  if (!isAllocation(*returned) &&
-      !isa_and_nonnull<func::CallOp>(returned->getDefiningOp()))
+  // The callee's own buffer (an allocation, a call's own result there, or a
+  // branch or loop that yields one), unless another result may be it too.
+  llvm::SmallPtrSet<Value, 4> leaves;
+  if (!collectOwnBuffers(*returned, leaves))
     return failure();
   for (auto [index, other] : llvm::enumerate(ret.getOperands())) {
     if (index == result.getResultNumber() ||
         !isa<BaseMemRefType>(other.getType()))
       continue;
     FailureOr<Value> otherRoot = rootAcrossCalls(other);
-    if (failed(otherRoot) || *otherRoot == *returned)
+    if (failed(otherRoot))
+      return failure();
+    // An argument is none of the buffers the callee makes.
+    if (auto argument = dyn_cast<BlockArgument>(*otherRoot);
+        argument && argument.getOwner() == &callee.getBody().front())
+      continue;
+    llvm::SmallPtrSet<Value, 4> otherLeaves;
+    if (!collectOwnBuffers(*otherRoot, otherLeaves) ||
+        llvm::any_of(otherLeaves,
+                     [&](Value leaf) { return leaves.contains(leaf); }))
       return failure();
   }
   return root;
+}
+
+static bool collectOwnBuffers(Value root, llvm::SmallPtrSetImpl<Value> &leaves,
+                              unsigned depth) {
+  // Deeper than any form the lowering makes (a versioned body's branch
+  // around a loop, under the deallocation's clone-unless-owned branch).
+  if (depth > 8)
+    return false;
+  if (isAllocation(root) ||
+      isa_and_nonnull<func::CallOp>(root.getDefiningOp())) {
+    leaves.insert(root);
+    return true;
+  }
+  auto result = dyn_cast<OpResult>(root);
+  if (!result)
+    return false;
+  auto leavesOf = [&](Value value) {
+    FailureOr<Value> valueRoot = rootAcrossCalls(value);
+    return succeeded(valueRoot) &&
+           collectOwnBuffers(*valueRoot, leaves, depth + 1);
+  };
+  unsigned n = result.getResultNumber();
+  if (auto branch = dyn_cast<scf::IfOp>(result.getOwner()))
+    return !branch.getElseRegion().empty() &&
+           leavesOf(branch.thenYield().getOperand(n)) &&
+           leavesOf(branch.elseYield().getOperand(n));
+  if (auto loop = dyn_cast<scf::ForOp>(result.getOwner())) {
+    if (!leavesOf(loop.getInitArgs()[n]))
+      return false;
+    // Each iteration yields the buffer it was given, or one of its own.
+    Value yielded = loop.getYieldedValues()[n];
+    return linnet::rootOf(yielded) == loop.getRegionIterArgs()[n] ||
+           leavesOf(yielded);
+  }
+  return false;
 }
 
 /// argumentsAreDistinct, with the functions whose answer depends on this

@@ -412,3 +412,78 @@ func.func private @make() -> (memref<32xf32>, memref<32xf32>) {
 func.func private @pass(%x: memref<32xf32>) -> memref<32xf32> {
   return %x : memref<32xf32>
 }
+
+// -----
+
+// A callee's result that is one of its own buffers whichever way it was
+// made (a prompt's recurrent state: a loop's new buffer each iteration,
+// then the deallocation's clone unless owned) is a buffer of its own too:
+// its copy into a state and another result's copy are one launch. One a
+// branch may yield as the other result's buffer is not.
+// CHECK-LABEL: func.func @own_through_branches
+// CHECK: call @states
+// CHECK: gpu.launch {{.*}} function(@own_through_branches_0_copy_and_1)
+// CHECK-NOT: gpu.launch
+// CHECK: call @shared
+// CHECK: gpu.launch {{.*}} function(@own_through_branches_2_copy)
+// CHECK: gpu.launch {{.*}} function(@own_through_branches_3_copy)
+func.func @own_through_branches(%s0: memref<32xf32>, %s1: memref<32xf32>, %n: index, %owned: i1) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %new:2 = call @states(%n, %owned) : (index, i1) -> (memref<32xf32>, memref<32xf32>)
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %new#0[%tx] : memref<32xf32>
+    memref.store %v, %s0[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @own_through_branches_kernels, function = @own_through_branches_0_copy}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %new#1[%tx] : memref<32xf32>
+    memref.store %v, %s1[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @own_through_branches_kernels, function = @own_through_branches_1_copy}
+  %same:2 = call @shared(%owned) : (i1) -> (memref<32xf32>, memref<32xf32>)
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = arith.constant 1.0 : f32
+    memref.store %v, %same#0[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @own_through_branches_kernels, function = @own_through_branches_2_copy}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %same#1[%tx] : memref<32xf32>
+    memref.store %v, %s0[%tx] : memref<32xf32>
+    gpu.terminator
+  } {module = @own_through_branches_kernels, function = @own_through_branches_3_copy}
+  return
+}
+func.func private @states(%n: index, %owned: i1) -> (memref<32xf32>, memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %history = memref.alloc() : memref<32xf32>
+  %first = memref.alloc() : memref<32xf32>
+  %last = scf.for %i = %c0 to %n step %c1 iter_args(%state = %first) -> (memref<32xf32>) {
+    %next = memref.alloc() : memref<32xf32>
+    memref.copy %state, %next : memref<32xf32> to memref<32xf32>
+    scf.yield %next : memref<32xf32>
+  }
+  %returned = scf.if %owned -> (memref<32xf32>) {
+    scf.yield %last : memref<32xf32>
+  } else {
+    %clone = memref.alloc() : memref<32xf32>
+    memref.copy %last, %clone : memref<32xf32> to memref<32xf32>
+    scf.yield %clone : memref<32xf32>
+  }
+  return %history, %returned : memref<32xf32>, memref<32xf32>
+}
+func.func private @shared(%owned: i1) -> (memref<32xf32>, memref<32xf32>) {
+  %a = memref.alloc() : memref<32xf32>
+  %b = memref.alloc() : memref<32xf32>
+  %either = scf.if %owned -> (memref<32xf32>) {
+    scf.yield %a : memref<32xf32>
+  } else {
+    scf.yield %b : memref<32xf32>
+  }
+  return %a, %either : memref<32xf32>, memref<32xf32>
+}
