@@ -314,17 +314,48 @@ Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o) {
       .getResult(0);
 }
 
+/// Slot j of row r's product, its outputs first .. first + rows (all where
+/// `rows` is 0), rounded to the element type; zeros where the slot's id
+/// names no expert (which reads the in-bounds expert 0 and discards it).
+Value slotProduct(OpBuilder &b, Location loc, const Operands &o, Value r,
+                  Value j, Value numExperts, OpFoldResult first, int64_t rows) {
+  MLIRContext *context = b.getContext();
+  auto [valid, expert] = readExpert(b, loc, o.experts, r, j, numExperts);
+  // w[expert] : [O, I] and x[r, (j,)] : [I], rank-reducing slices.
+  Value matrix = o.expertMatrix(b, loc, expert, first, rows);
+  OpFoldResult outSize = rows ? b.getIndexAttr(rows) : o.outSize;
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  auto vectorType =
+      RankedTensorType::get({o.inputType.getShape().back()}, o.elementType);
+  SmallVector<OpFoldResult> offsets = {r}, sizes = {one};
+  if (o.perSlot) {
+    offsets.push_back(j);
+    sizes.push_back(one);
+  }
+  offsets.push_back(zero);
+  sizes.push_back(o.inSize);
+  SmallVector<OpFoldResult> strides(offsets.size(), one);
+  Value vector = tensor::ExtractSliceOp::create(b, loc, vectorType, o.input,
+                                                offsets, sizes, strides);
+  // y[o] = sum_i w[o, i] * x[i] in f32, loops o i.
+  Value sums = createContraction(b, loc, matrix, vector, {outSize},
+                                 {projection(context, 2, {0, 1}),
+                                  projection(context, 2, {1}),
+                                  projection(context, 2, {0})},
+                                 1);
+  Value rounded = roundTensor(b, loc, sums, o.elementType);
+  Value zeros = createFilled(b, loc, {outSize}, o.elementType, 0.0);
+  return arith::SelectOp::create(b, loc, valid, rounded, zeros);
+}
+
 /// The form with one matrix-vector product per slot (see the file comment),
 /// `outputTile` outputs of it per iteration of the forall where that divides
 /// the expert's static output size (else all of them).
 Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o,
                    int64_t outputTile) {
-  MLIRContext *context = rewriter.getContext();
-  Value input = o.input, experts = o.experts;
-  auto inputType = o.inputType;
   Type elementType = o.elementType;
   const SmallVector<OpFoldResult> &expertSizes = o.expertSizes;
-  OpFoldResult outSize = o.outSize, inSize = o.inSize;
+  OpFoldResult outSize = o.outSize;
   Value numExperts =
       getValueOrCreateConstantIndexOp(rewriter, loc, o.weightSizes[0]);
   Value result = createEmpty(
@@ -345,11 +376,6 @@ Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToStart(forall.getBody());
   Value r = forall.getInductionVar(0), j = forall.getInductionVar(1);
-  // An invalid id reads the in-bounds expert 0 and discards the result.
-  auto [valid, row] = readExpert(rewriter, loc, experts, r, j, numExperts);
-
-  // w[row] : [O, I] (rows first .. first + tile of it) and x[r, (j,)] : [I],
-  // rank-reducing slices.
   OpFoldResult first = zeroIndex;
   if (tile) {
     first = arith::MulIOp::create(
@@ -358,32 +384,8 @@ Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o,
                 .getResult();
     outSize = rewriter.getIndexAttr(tile);
   }
-  Value matrix = o.expertMatrix(rewriter, loc, row, first, tile);
-  auto vectorType =
-      RankedTensorType::get({inputType.getShape().back()}, elementType);
-  SmallVector<OpFoldResult> inputOffsets = {r}, inputSizes = {oneIndex},
-                            inputStrides = {oneIndex};
-  if (o.perSlot) {
-    inputOffsets.push_back(j);
-    inputSizes.push_back(oneIndex);
-    inputStrides.push_back(oneIndex);
-  }
-  inputOffsets.push_back(zeroIndex);
-  inputSizes.push_back(inSize);
-  inputStrides.push_back(oneIndex);
-  Value vector = tensor::ExtractSliceOp::create(
-      rewriter, loc, vectorType, input, inputOffsets, inputSizes, inputStrides);
-
-  // y[o] = sum_i w[o, i] * x[i] in f32, loops o i.
-  Value sums = createContraction(rewriter, loc, matrix, vector, {outSize},
-                                 {projection(context, 2, {0, 1}),
-                                  projection(context, 2, {1}),
-                                  projection(context, 2, {0})},
-                                 1);
-  Value rounded = roundTensor(rewriter, loc, sums, elementType);
-  Value zeros = createFilled(rewriter, loc, {outSize}, elementType, 0.0);
   Value slotResult =
-      arith::SelectOp::create(rewriter, loc, valid, rounded, zeros);
+      slotProduct(rewriter, loc, o, r, j, numExperts, first, tile);
 
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(
@@ -401,8 +403,6 @@ Value lowerPerSlot(OpBuilder &rewriter, Location loc, const Operands &o,
 /// product of all the tile's outputs each, in the region's block; a forall
 /// there would be a region in a region.
 Value lowerPerSlotInLoops(OpBuilder &b, Location loc, const Operands &o) {
-  MLIRContext *context = b.getContext();
-  auto inputType = o.inputType;
   Type elementType = o.elementType;
   OpFoldResult zeroIndex = b.getIndexAttr(0), oneIndex = b.getIndexAttr(1);
   auto index = [&](OpFoldResult size) {
@@ -420,29 +420,8 @@ Value lowerPerSlotInLoops(OpBuilder &b, Location loc, const Operands &o) {
       [&](OpBuilder &nb, Location nloc, ValueRange ivs,
           ValueRange acc) -> scf::ValueVector {
         Value r = ivs[0], j = ivs[1];
-        auto [valid, row] = readExpert(nb, nloc, o.experts, r, j, numExperts);
-        Value matrix = o.expertMatrix(nb, nloc, row);
-        auto vectorType =
-            RankedTensorType::get({inputType.getShape().back()}, elementType);
-        SmallVector<OpFoldResult> offsets = {r}, sizes = {oneIndex};
-        if (o.perSlot) {
-          offsets.push_back(j);
-          sizes.push_back(oneIndex);
-        }
-        offsets.push_back(zeroIndex);
-        sizes.push_back(o.inSize);
-        SmallVector<OpFoldResult> strides(offsets.size(), oneIndex);
-        Value vector = tensor::ExtractSliceOp::create(
-            nb, nloc, vectorType, o.input, offsets, sizes, strides);
-        Value sums = createContraction(nb, nloc, matrix, vector, {o.outSize},
-                                       {projection(context, 2, {0, 1}),
-                                        projection(context, 2, {1}),
-                                        projection(context, 2, {0})},
-                                       1);
-        Value rounded = roundTensor(nb, nloc, sums, elementType);
-        Value zeros = createFilled(nb, nloc, {o.outSize}, elementType, 0.0);
         Value slotResult =
-            arith::SelectOp::create(nb, nloc, valid, rounded, zeros);
+            slotProduct(nb, nloc, o, r, j, numExperts, zeroIndex, /*rows=*/0);
         Value updated = tensor::InsertSliceOp::create(
             nb, nloc, slotResult, acc[0],
             ArrayRef<OpFoldResult>{r, j, zeroIndex},
