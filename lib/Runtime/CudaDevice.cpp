@@ -20,6 +20,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
@@ -44,6 +46,8 @@ using CUmodule = CUmod_st *;
 using CUfunction = CUfunc_st *;
 constexpr CUresult kSuccess = 0;
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
+constexpr int kMultiprocessorCount = 16, kCooperativeLaunch = 95;
+constexpr CUresult kNotFound = 500;
 constexpr unsigned kAttachGlobal = 1;
 
 } // namespace
@@ -71,6 +75,13 @@ struct CudaDevice::Driver {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void **,
                              void **);
+  CUresult (*cuModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule,
+                                const char *);
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction,
+                                                          int, size_t);
+  CUresult (*cuLaunchCooperativeKernel)(CUfunction, unsigned, unsigned,
+                                        unsigned, unsigned, unsigned, unsigned,
+                                        unsigned, CUstream, void **);
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned);
   CUresult (*cuMemFree)(CUdeviceptr);
@@ -120,6 +131,11 @@ CudaDevice *current = nullptr;
 /// Each kernel's name (a key of its module's `functions`), for the
 /// messages of its launch.
 llvm::DenseMap<CUfunction, const char *> kernelNames;
+/// The chained kernels (linnet-cuda-chain-launches: their module has a
+/// `<kernel>_grid_arrivals` counter), each with the most blocks the GPU
+/// holds at once (0 until its first launch): they are launched
+/// cooperatively, every block resident, with no more blocks than that.
+llvm::DenseMap<CUfunction, unsigned> chainedKernels;
 
 template <typename F>
 bool resolve(void *library, const char *name, F *&function) {
@@ -221,6 +237,11 @@ CudaDevice::open(const CudaRequirements &needs) {
       resolve(d.library, "cuModuleUnload", d.cuModuleUnload) &&
       resolve(d.library, "cuModuleGetFunction", d.cuModuleGetFunction) &&
       resolve(d.library, "cuLaunchKernel", d.cuLaunchKernel) &&
+      resolve(d.library, "cuModuleGetGlobal_v2", d.cuModuleGetGlobal) &&
+      resolve(d.library, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+              d.cuOccupancyMaxActiveBlocksPerMultiprocessor) &&
+      resolve(d.library, "cuLaunchCooperativeKernel",
+              d.cuLaunchCooperativeKernel) &&
       resolve(d.library, "cuMemAlloc_v2", d.cuMemAlloc) &&
       resolve(d.library, "cuMemAllocManaged", d.cuMemAllocManaged) &&
       resolve(d.library, "cuMemFree_v2", d.cuMemFree) &&
@@ -416,6 +437,17 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
         r != kSuccess)
       failCall("finding kernel ", name, r, " in its cubin");
   kernelNames.try_emplace(it->second, it->first().data());
+  CUdeviceptr counter = 0;
+  size_t counterBytes = 0;
+  // A C array: failCall's unwinding would skip a string's destructor.
+  char counterName[1024];
+  std::snprintf(counterName, sizeof(counterName), "%s_grid_arrivals", name);
+  CUresult found =
+      d.cuModuleGetGlobal(&counter, &counterBytes, m->loaded, counterName);
+  if (found == kSuccess)
+    chainedKernels.try_emplace(it->second, 0);
+  else if (found != kNotFound)
+    failCall("looking for the grid counter of kernel ", name, found);
   return it->second;
 }
 
@@ -432,18 +464,56 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t blockZ, int32_t sharedBytes, void *stream,
                       void **params, void **extra, int64_t) {
   auto &d = currentDevice("mgpuLaunchKernel").api();
+  auto describeLaunch = [&](intptr_t blocks, const char *how = "") {
+    const char *name = kernelNames.lookup(static_cast<CUfunction>(function));
+    return (llvm::Twine("launching kernel `") + (name ? name : "?") + "` (" +
+            llvm::Twine(blocks) + " blocks of " + llvm::Twine(blockX) +
+            " threads" + how + ") failed: ")
+        .str();
+  };
+  auto chained = chainedKernels.find(static_cast<CUfunction>(function));
+  if (chained != chainedKernels.end()) {
+    // Its blocks wait for each other: all must be resident at once.
+    unsigned &resident = chained->second;
+    if (resident == 0) {
+      int perMultiprocessor = 0, multiprocessors = 0, cooperative = 0;
+      d.cuDeviceGetAttribute(&multiprocessors, kMultiprocessorCount, d.device);
+      d.cuDeviceGetAttribute(&cooperative, kCooperativeLaunch, d.device);
+      CUresult r = d.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+          &perMultiprocessor, static_cast<CUfunction>(function), int(blockX),
+          size_t(sharedBytes));
+      if (r != kSuccess || perMultiprocessor <= 0 || !cooperative)
+        failGeneratedCall(ErrorId::CudaCallFailed, [&] {
+          return describeLaunch(gridX, ", cooperatively") +
+                 (r != kSuccess ? d.describe(r)
+                  : !cooperative
+                      ? std::string("this GPU cannot launch a kernel "
+                                    "cooperatively, and its blocks wait "
+                                    "for each other")
+                      : std::string("not one block of it fits on a "
+                                    "multiprocessor"));
+        });
+      resident = unsigned(perMultiprocessor) * unsigned(multiprocessors);
+    }
+    unsigned blocks = std::min(unsigned(gridX), resident);
+    if (CUresult r = d.cuLaunchCooperativeKernel(
+            static_cast<CUfunction>(function), blocks, unsigned(gridY),
+            unsigned(gridZ), unsigned(blockX), unsigned(blockY),
+            unsigned(blockZ), unsigned(sharedBytes),
+            static_cast<CUstream>(stream), params);
+        r != kSuccess)
+      failGeneratedCall(ErrorId::CudaCallFailed, [&] {
+        return describeLaunch(blocks, ", cooperatively") + d.describe(r);
+      });
+    return;
+  }
   if (CUresult r = d.cuLaunchKernel(
           static_cast<CUfunction>(function), unsigned(gridX), unsigned(gridY),
           unsigned(gridZ), unsigned(blockX), unsigned(blockY), unsigned(blockZ),
           unsigned(sharedBytes), static_cast<CUstream>(stream), params, extra);
       r != kSuccess)
-    failGeneratedCall(ErrorId::CudaCallFailed, [&] {
-      const char *name = kernelNames.lookup(static_cast<CUfunction>(function));
-      return (llvm::Twine("launching kernel `") + (name ? name : "?") + "` (" +
-              llvm::Twine(gridX) + " blocks of " + llvm::Twine(blockX) +
-              " threads) failed: " + d.describe(r))
-          .str();
-    });
+    failGeneratedCall(ErrorId::CudaCallFailed,
+                      [&] { return describeLaunch(gridX) + d.describe(r); });
 }
 
 void *mgpuMemAlloc(uint64_t bytes, void *, bool) {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 
 // The driver's types, as cuda.h declares them.
@@ -32,7 +33,8 @@ namespace {
 using CUresult = int;
 using CUdeviceptr = unsigned long long;
 constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
-                   kNoDevice = 100, kNotSupported = 801;
+                   kNoDevice = 100, kNotFound = 500,
+                   kNotSupported = 801;
 
 std::string mode() {
   const char *value = std::getenv("LINNET_FAKE_CUDA");
@@ -87,6 +89,10 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
     *value = ampere ? 8 : 9;
   else if (attribute == 76)
     *value = 0;
+  else if (attribute == 16) // multiprocessors
+    *value = 132;
+  else if (attribute == 95) // cooperative launch
+    *value = mode() == "no-cooperative" ? 0 : 1;
   else
     return kInvalidValue;
   return kSuccess;
@@ -117,13 +123,34 @@ CUresult cuModuleLoadData(CUmod_st **module, const void *) {
   return kSuccess;
 }
 CUresult cuModuleUnload(CUmod_st *) { return kSuccess; }
-CUresult cuModuleGetFunction(CUfunc_st **function, CUmod_st *, const char *) {
-  *function = reinterpret_cast<CUfunc_st *>(&dummy);
+// A handle of its own per kernel, as the runtime keys kernels by handle.
+CUresult cuModuleGetFunction(CUfunc_st **function, CUmod_st *,
+                             const char *name) {
+  static std::map<std::string, char> functions;
+  *function = reinterpret_cast<CUfunc_st *>(&functions[name]);
+  return kSuccess;
+}
+// A chained kernel's module has its grid counter; in mode `chained` (or
+// `no-cooperative`) other kernels launch (and do nothing), so that a run
+// reaches the first chained launch, which fails.
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *, size_t *, CUmod_st *,
+                              const char *name) {
+  return std::strstr(name, "_then_") ? kSuccess : kNotFound;
+}
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunc_st *,
+                                                     int, size_t) {
+  *blocks = 2;
   return kSuccess;
 }
 CUresult cuLaunchKernel(CUfunc_st *, unsigned, unsigned, unsigned, unsigned,
                         unsigned, unsigned, unsigned, CUstream_st *, void **,
                         void **) {
+  return mode() == "chained" || mode() == "no-cooperative" ? kSuccess
+                                                           : kNotSupported;
+}
+CUresult cuLaunchCooperativeKernel(CUfunc_st *, unsigned, unsigned, unsigned,
+                                   unsigned, unsigned, unsigned, unsigned,
+                                   CUstream_st *, void **) {
   return kNotSupported;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {

@@ -296,9 +296,13 @@ int linnet::driver::runBuild(const char *argv0) {
       return reportError(withContext("cannot read the kernels' cubins: ",
                                      kernels.takeError()));
     // What decode is sized by on an H200: it copies at about 4.3 of its
-    // 4.8 TB/s, and a launch costs about 2 us (MLIR22_NOTES.md 6).
-    constexpr double kBandwidth = 4.3e12, kLaunch = 2e-6;
-    printKernelReport(llvm::outs(), launches, *kernels, kBandwidth, kLaunch);
+    // 4.8 TB/s, and a launch costs about 2 us (MLIR22_NOTES.md 6). A grid
+    // wait is modelled, not measured: the last block's arrival and the
+    // poll that sees it, two round trips to L2 of well under half a
+    // microsecond each, with a block barrier either side: 1 us.
+    constexpr double kBandwidth = 4.3e12, kLaunch = 2e-6, kGridWait = 1e-6;
+    printKernelReport(llvm::outs(), launches, *kernels, kBandwidth, kLaunch,
+                      kGridWait);
     printMemoryBudget(llvm::outs(), session, compiled);
     llvm::outs().flush();
   }

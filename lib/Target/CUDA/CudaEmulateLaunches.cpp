@@ -15,6 +15,8 @@
 
 #include "PassDetail.h"
 
+#include "linnet/Dialect/Linnet/IR/LinnetOps.h"
+
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -401,6 +403,72 @@ LogicalResult carryInBuffers(RewriterBase &rewriter, Block &body, Value thread,
   return success();
 }
 
+/// A chained launch (linnet-cuda-chain-launches) as a launch per phase,
+/// one after the other (what its grid waits mean), each of at most
+/// `resident` blocks, as on a GPU that holds fewer blocks at once than the
+/// largest phase has: the phases' loops then run several of their blocks
+/// in one. Ops of an earlier phase that a later one uses are cloned into
+/// it where they are pure (constants, the block's indices). Returns the
+/// launches to emulate: `launch` itself where it has no grid wait.
+FailureOr<SmallVector<gpu::LaunchOp>> splitAtGridWaits(RewriterBase &rewriter,
+                                                       gpu::LaunchOp launch,
+                                                       int64_t resident) {
+  Block &body = launch.getBody().front();
+  if (llvm::none_of(body, llvm::IsaPred<linnet::GridWaitOp>))
+    return SmallVector<gpu::LaunchOp>{launch};
+  SmallVector<SmallVector<Operation *>> phases(1);
+  for (Operation &op : body.without_terminator()) {
+    if (isa<linnet::GridWaitOp>(op))
+      phases.emplace_back();
+    else
+      phases.back().push_back(&op);
+  }
+  Location loc = launch.getLoc();
+  rewriter.setInsertionPoint(launch);
+  Value most = arith::ConstantIndexOp::create(rewriter, loc, resident);
+  Value grid =
+      arith::MinUIOp::create(rewriter, loc, launch.getGridSizeX(), most);
+  SmallVector<Type> workgroup = llvm::map_to_vector(
+      launch.getWorkgroupAttributions(),
+      [](BlockArgument buffer) { return buffer.getType(); });
+  SmallVector<gpu::LaunchOp> launches;
+  SmallVector<Operation *> earlier;
+  for (ArrayRef<Operation *> phase : phases) {
+    auto part = gpu::LaunchOp::create(
+        rewriter, loc, grid, launch.getGridSizeY(), launch.getGridSizeZ(),
+        launch.getBlockSizeX(), launch.getBlockSizeY(), launch.getBlockSizeZ(),
+        /*dynamicSharedMemorySize=*/nullptr,
+        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange{},
+        workgroup);
+    IRMapping mapping;
+    for (auto [from, to] : llvm::zip_equal(launch.getBody().getArguments(),
+                                           part.getBody().getArguments()))
+      mapping.map(from, to);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToEnd(&part.getBody().front());
+    for (Operation *op : earlier)
+      if (isPure(op) && op->getNumRegions() == 0)
+        rewriter.clone(*op, mapping);
+    for (Operation *op : phase)
+      rewriter.clone(*op, mapping);
+    gpu::TerminatorOp::create(rewriter, loc);
+    WalkResult unmapped = part.walk([&](Operation *op) {
+      for (Value operand : op->getOperands())
+        if (launch.getBody().isAncestor(operand.getParentRegion()))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (unmapped.wasInterrupted())
+      return launch.emitOpError(
+          "uses in a phase a value an earlier phase computed that is not "
+          "pure; the emulated device runs each phase as a launch of its own");
+    llvm::append_range(earlier, phase);
+    launches.push_back(part);
+  }
+  rewriter.eraseOp(launch);
+  return launches;
+}
+
 LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
   Location loc = launch.getLoc();
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
@@ -480,14 +548,21 @@ LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
 
 struct CudaEmulateLaunchesPass
     : linnet::impl::LinnetCudaEmulateLaunchesBase<CudaEmulateLaunchesPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<gpu::LaunchOp> launches;
     getOperation().walk(
         [&](gpu::LaunchOp launch) { launches.push_back(launch); });
     IRRewriter rewriter(&getContext());
-    for (gpu::LaunchOp launch : launches)
-      if (failed(emulate(rewriter, launch)))
+    for (gpu::LaunchOp launch : launches) {
+      FailureOr<SmallVector<gpu::LaunchOp>> phases =
+          splitAtGridWaits(rewriter, launch, residentBlocks);
+      if (failed(phases))
         return signalPassFailure();
+      for (gpu::LaunchOp phase : *phases)
+        if (failed(emulate(rewriter, phase)))
+          return signalPassFailure();
+    }
   }
 };
 

@@ -37,99 +37,14 @@ namespace linnet {
 } // namespace linnet
 
 using namespace mlir;
+using linnet::isMergeable;
+using linnet::kMaxWorkgroupBytes;
+using linnet::letsLaunchesPass;
+using linnet::parametersOf;
+using linnet::SharedWorkgroup;
+using linnet::workgroupTypes;
 
 namespace {
-
-/// The most static shared memory a block has without opting in to more
-/// (what the parts' shared buffers, SharedWorkgroup, may take).
-constexpr int64_t kMaxWorkgroupBytes = 48 * 1024;
-
-/// The bytes of a static workgroup buffer of `type`.
-int64_t bufferBytes(MemRefType type) {
-  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
-}
-
-/// The static bytes of `launch`'s workgroup buffers; none where one is
-/// dynamic.
-std::optional<int64_t> workgroupBytes(gpu::LaunchOp launch) {
-  int64_t bytes = 0;
-  for (BlockArgument buffer : launch.getWorkgroupAttributions()) {
-    auto type = cast<MemRefType>(buffer.getType());
-    if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
-      return std::nullopt;
-    bytes += bufferBytes(type);
-  }
-  return bytes;
-}
-
-/// The workgroup buffers of a merged kernel, shared by its parts: a block
-/// runs one part, so a part's buffer may be one another part has too (of
-/// the same type), each part's buffers distinct among themselves. Each GEMV
-/// part that computes a layer's norm keeps the norm's row in buffers of the
-/// same types (24 KiB), once for the kernel, not once a part.
-struct SharedWorkgroup {
-  SmallVector<Type, 0> types;
-
-  /// For each of `part`'s buffer types, in order, the index of the shared
-  /// buffer it takes, adding one where none of its type is free.
-  SmallVector<unsigned> place(ArrayRef<Type> part) {
-    SmallVector<unsigned> indices;
-    llvm::SmallDenseSet<unsigned> taken;
-    for (Type type : part) {
-      unsigned index = 0;
-      while (index < types.size() &&
-             (types[index] != type || taken.contains(index)))
-        ++index;
-      if (index == types.size())
-        types.push_back(type);
-      taken.insert(index);
-      indices.push_back(index);
-    }
-    return indices;
-  }
-
-  int64_t bytes() const {
-    int64_t total = 0;
-    for (Type type : types)
-      total += bufferBytes(cast<MemRefType>(type));
-    return total;
-  }
-};
-
-/// The types of `launch`'s workgroup buffers.
-SmallVector<Type> workgroupTypes(gpu::LaunchOp launch) {
-  return llvm::map_to_vector(
-      launch.getWorkgroupAttributions(),
-      [](BlockArgument buffer) { return buffer.getType(); });
-}
-
-/// Whether `launch` can be a part of a merged kernel: one block of code, a
-/// grid and a block in x alone, a static block size and shared memory, no
-/// tokens, no private or dynamic shared memory.
-bool isMergeable(gpu::LaunchOp launch) {
-  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
-  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-  return launch.getBody().hasOneBlock() && !launch.getAsyncToken() &&
-         launch.getAsyncDependencies().empty() &&
-         !launch.getDynamicSharedMemorySize() && !launch.hasClusterSize() &&
-         launch.getNumPrivateAttributions() == 0 &&
-         launch.getFunction().has_value() && workgroupBytes(launch) &&
-         getConstantIntValue(block.x) && isConstantIntValue(grid.y, 1) &&
-         isConstantIntValue(grid.z, 1) && isConstantIntValue(block.y, 1) &&
-         isConstantIntValue(block.z, 1);
-}
-
-/// The values of the host `launch` takes (its kernel's parameters, but for
-/// constants, which the kernel gets its own copies of).
-llvm::SetVector<Value> parametersOf(gpu::LaunchOp launch) {
-  llvm::SetVector<Value> used;
-  getUsedValuesDefinedAbove(launch.getBody(), used);
-  llvm::SetVector<Value> parameters;
-  for (Value value : used)
-    if (!matchPattern(value, m_Constant()))
-      parameters.insert(value);
-  return parameters;
-}
 
 /// Launches that become one kernel, all at the first one's place; or, with
 /// no members, host code later launches may pass only if independent of it.
@@ -173,15 +88,6 @@ bool collectHoisted(Value value, Operation *anchor, DominanceInfo &dominance,
       return false;
   moved.insert(def);
   return true;
-}
-
-/// Whether the host op `op` lets a later launch move up past it: it has no
-/// effect on memory the launch could see (an allocation, a deallocation of
-/// a buffer the later launch cannot use, a view, arithmetic).
-bool letsLaunchesPass(Operation &op) {
-  if (op.getNumRegions() != 0)
-    return false;
-  return isMemoryEffectFree(&op) || isa<memref::AllocOp, memref::DeallocOp>(op);
 }
 
 class LaunchMerger {
@@ -346,29 +252,8 @@ private:
       part->setAttr(linnet::kLaunchPartAttr,
                     blocks ? Attribute(rewriter.getI64IntegerAttr(*blocks))
                            : Attribute(rewriter.getUnitAttr()));
-      IRMapping mapping;
-      gpu::KernelDim3 memberIds = member.getBlockIds();
-      mapping.map(memberIds.x, local);
-      mapping.map(memberIds.y, blockIds.y);
-      mapping.map(memberIds.z, blockIds.z);
-      gpu::KernelDim3 memberGrid = member.getGridSize(),
-                      grid = merged.getGridSize();
-      mapping.map(memberGrid.x, count);
-      mapping.map(memberGrid.y, grid.y);
-      mapping.map(memberGrid.z, grid.z);
-      for (auto [from, to] :
-           {std::pair{member.getThreadIds(), merged.getThreadIds()},
-            {member.getBlockSize(), merged.getBlockSize()}}) {
-        mapping.map(from.x, to.x);
-        mapping.map(from.y, to.y);
-        mapping.map(from.z, to.z);
-      }
-      for (auto [buffer, index] :
-           llvm::zip_equal(member.getWorkgroupAttributions(), indices))
-        mapping.map(buffer, merged.getWorkgroupAttributions()[index]);
       rewriter.setInsertionPoint(part.thenBlock()->getTerminator());
-      for (Operation &op : member.getBody().front().without_terminator())
-        rewriter.clone(op, mapping);
+      linnet::clonePartBody(rewriter, member, merged, local, count, indices);
     }
     for (gpu::LaunchOp member : group.members)
       rewriter.eraseOp(member);

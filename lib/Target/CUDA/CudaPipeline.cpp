@@ -9,6 +9,7 @@
 
 #include "linnet/Target/CUDA/CudaPipeline.h"
 
+#include "HostBuffers.h"
 #include "PassDetail.h"
 
 #include "linnet/Codegen/Bufferization.h"
@@ -139,6 +140,16 @@ void addKernelsStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   host.synchronize = !options.emulated;
   pm.addPass(createLinnetCudaPlanHost(host));
   pm.addPass(createLinnetCudaMergeLaunches());
+  if (options.chainLaunches) {
+    // PTX 8.1 raised a kernel's parameters from 4 KiB to 32 KiB; each
+    // limit less a margin, as kMaxKernelParameterBytes is of 4 KiB.
+    int ptx = 0;
+    llvm::StringRef(options.features).drop_front(4).getAsInteger(10, ptx);
+    LinnetCudaChainLaunchesOptions chaining;
+    chaining.parameterBytes =
+        ptx >= 81 ? 30 * 1024 : linnet::kMaxKernelParameterBytes;
+    pm.addPass(createLinnetCudaChainLaunches(chaining));
+  }
   if (options.emulated) {
     pm.nest<func::FuncOp>().addPass(createLinnetCudaEmulateLaunches());
     addCleanup(pm);
@@ -161,6 +172,7 @@ void addBinaryStage(OpPassManager &pm, const CudaPipelineOptions &options) {
     buildCpuPipelineOnBuffers(pm, host);
     return;
   }
+  pm.addPass(createLinnetCudaLowerGridWaits());
   pm.addPass(createLinnetCudaLowerBf16Mma());
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createConvertVectorToSCFPass());
@@ -212,7 +224,7 @@ struct CudaPipelineCliOptions
                            llvm::cl::init("sm_90a")};
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("The PTX version"),
-                               llvm::cl::init("+ptx80")};
+                               llvm::cl::init("+ptx81")};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("What each kernel becomes: bin (a cubin) or isa (PTX)"),
@@ -226,6 +238,11 @@ struct CudaPipelineCliOptions
       *this, "runtime-allocation",
       llvm::cl::desc("With device=emulated: allocate through the runtime's "
                      "checked functions instead of malloc"),
+      llvm::cl::init(false)};
+  Option<bool> chainLaunches{
+      *this, "chain-launches",
+      llvm::cl::desc("Make consecutive dependent launches one chained "
+                     "kernel with grid waits between its phases"),
       llvm::cl::init(false)};
   Option<std::string> toolkit{
       *this, "toolkit",
@@ -271,6 +288,7 @@ void registerCudaPipelines() {
         options.format = cli.format;
         options.emulated = cli.device == "emulated";
         options.runtimeAllocation = cli.runtimeAllocation;
+        options.chainLaunches = cli.chainLaunches;
         if (!cli.toolkit.empty())
           options.toolkit = cli.toolkit;
         CudaStage stage = CudaStage::Binary;

@@ -8,6 +8,8 @@
 #include "KernelNames.h"
 #include "LaunchParts.h"
 
+#include "linnet/Dialect/Linnet/IR/LinnetOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -307,7 +309,9 @@ std::optional<uint64_t> viewsInLoops(memref::SubViewOp view) {
        parent && !llvm::isa<gpu::GPUFuncOp>(parent);
        parent = parent->getParentOp()) {
     auto loop = llvm::dyn_cast<scf::ForOp>(parent);
-    if (!loop)
+    // A chained kernel's phase runs a block's iteration per block it stands
+    // for, counted as the part's blocks.
+    if (!loop || loop->hasAttr(kLaunchPartAttr))
       continue;
     bool varies = llvm::any_of(view->getOperands(), [&](Value operand) {
       return loop.getRegion().isAncestor(operand.getParentRegion());
@@ -383,7 +387,7 @@ std::optional<uint64_t> gridFootprint(BlockArgument argument, uint64_t blocks) {
     if (!footprint)
       return std::nullopt;
     std::optional<int64_t> partBlocks =
-        part ? linnet::launchPartBlocks(cast<scf::IfOp>(part)) : std::nullopt;
+        part ? linnet::launchPartBlocks(part) : std::nullopt;
     total += *footprint * (partBlocks ? uint64_t(*partBlocks) : blocks);
   }
   return total;
@@ -414,7 +418,7 @@ std::optional<uint64_t> runsPerThread(Operation *op, gpu::GPUFuncOp kernel,
   for (Operation *parent = op->getParentOp();
        parent && parent != kernel.getOperation();
        parent = parent->getParentOp()) {
-    if (llvm::isa<scf::IfOp>(parent))
+    if (llvm::isa<scf::IfOp>(parent) || parent->hasAttr(kLaunchPartAttr))
       continue;
     auto loop = llvm::dyn_cast<scf::ForOp>(parent);
     if (!loop)
@@ -504,7 +508,7 @@ AccessBounds accessBoundsOf(gpu::GPUFuncOp kernel, int64_t threads,
     std::optional<uint64_t> runs = runsPerThread(op, kernel, threads, blocks);
     // A merged kernel's part runs on its own blocks.
     std::optional<int64_t> partBlocks;
-    if (scf::IfOp part = linnet::enclosingLaunchPart(op))
+    if (Operation *part = linnet::enclosingLaunchPart(op))
       partBlocks = linnet::launchPartBlocks(part);
     std::optional<uint64_t> total;
     if (runs)
@@ -545,6 +549,8 @@ KernelLaunch launchOf(gpu::LaunchFuncOp launch) {
   AccessBounds accesses;
   if (kernel && blocks > 0 && threads > 0)
     accesses = accessBoundsOf(kernel, threads, blocks);
+  if (kernel)
+    kernel.walk([&](GridWaitOp) { ++result.gridWaits; });
   for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands())) {
     if (!llvm::isa<MemRefType>(operand.getType()))
       continue;
@@ -665,7 +671,8 @@ std::vector<EntryLaunches> collectEntryLaunches(ModuleOp module) {
 bool printKernelReport(llvm::raw_ostream &os,
                        const std::vector<EntryLaunches> &entries,
                        const llvm::StringMap<KernelResources> &kernels,
-                       double bytesPerSecond, double secondsPerLaunch) {
+                       double bytesPerSecond, double secondsPerLaunch,
+                       double secondsPerGridWait) {
   // Each kernel once, in the order the entries first launch it.
   std::vector<const KernelLaunch *> rows;
   llvm::StringMap<unsigned> seen;
@@ -709,22 +716,25 @@ bool printKernelReport(llvm::raw_ostream &os,
 
   os << "\n";
   for (const EntryLaunches &entry : entries) {
-    uint64_t bytes = 0, launches = 0, dynamic = 0;
+    uint64_t bytes = 0, launches = 0, dynamic = 0, gridWaits = 0;
     for (const KernelLaunch &launch : entry.launches) {
       launches += launch.count;
+      gridWaits += launch.count * launch.gridWaits;
       bytes += launch.count * (launch.bytesRead + launch.bytesWritten);
       dynamic += launch.count * launch.dynamicOperands;
     }
     double memory = bytes / bytesPerSecond * 1e6;
-    double starts = launches * secondsPerLaunch * 1e6;
-    os << "entry `" << entry.entry << "`: " << launches
-       << " launches; they move " << formatCount(bytes)
+    double starts =
+        (launches * secondsPerLaunch + gridWaits * secondsPerGridWait) * 1e6;
+    os << "entry `" << entry.entry << "`: " << launches << " launches and "
+       << gridWaits << " grid waits; they move " << formatCount(bytes)
        << llvm::format(" (%.1f us at %.1f TB/s)", memory,
                        bytesPerSecond / 1e12);
     if (dynamic)
       os << " and " << dynamic << " buffers of a run-time size";
-    os << llvm::format("; with %.1f us a launch, %.1f us a call",
-                       secondsPerLaunch * 1e6, memory + starts)
+    os << llvm::format(
+              "; with %.1f us a launch and %.1f us a grid wait, %.1f us a call",
+              secondsPerLaunch * 1e6, secondsPerGridWait * 1e6, memory + starts)
        << "; " << entry.waits << " waits for the device\n";
   }
   if (missing)

@@ -216,3 +216,11 @@ func.func @rank_leading(%x: tensor<4x6xf32>) {
   %0 = linnet.rank %x : tensor<4x6xf32> -> tensor<5x6xi32>
   return
 }
+
+// -----
+
+func.func @grid_wait_outside_kernel() {
+  // expected-error @+1 {{must be at the top level of a gpu.launch's body or a gpu.func's, not in func.func}}
+  linnet.grid_wait
+  return
+}

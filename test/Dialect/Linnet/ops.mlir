@@ -89,3 +89,13 @@ func.func @topk_and_rank(%x: tensor<4x?xf32>)
   return %values, %indices, %rank
       : tensor<4x8xf32>, tensor<4x8xi32>, tensor<4x?xi32>
 }
+
+// CHECK-LABEL: gpu.module @chained_kernels
+// CHECK: gpu.func @phases() kernel {
+// CHECK-NEXT: linnet.grid_wait
+gpu.module @chained_kernels {
+  gpu.func @phases() kernel {
+    linnet.grid_wait
+    gpu.return
+  }
+}

@@ -34,7 +34,7 @@
 // KERNELS: } {linnet.launch_part}
 
 // BINARY: llvm.func @silu_rowsum
-// BINARY: gpu.binary @silu_rowsum_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, properties = {{.*}}, bin = "\7FELF
+// BINARY: gpu.binary @silu_rowsum_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx81">, properties = {{.*}}, bin = "\7FELF
 
 // LLVM 22 cannot write sm_90a in PTX 6.0 (and aborts the process if asked
 // to): the pipeline checks the options first.

@@ -45,8 +45,10 @@ struct CudaPipelineOptions {
   int64_t threadsPerBlock = 256;
   /// The GPU the cubin is for, and the PTX version (CUDA 13's ptxas takes
   /// +ptx80 to +ptx90 from LLVM 22; without one LLVM aborts on sm_90a).
+  /// PTX 8.1 is the first to allow 32 KiB of kernel parameters, which a
+  /// chained kernel's phases take together.
   std::string chip = "sm_90a";
-  std::string features = "+ptx80";
+  std::string features = "+ptx81";
   /// The CUDA toolkit: its bin/ptxas assembles the PTX, its
   /// nvvm/libdevice/libdevice.10.bc has the math functions.
   std::string toolkit = defaultCudaToolkit();
@@ -62,6 +64,11 @@ struct CudaPipelineOptions {
   /// With `emulated`: allocate through the runtime's checked functions (off
   /// for code that `mlir-runner` runs), as CpuPipelineOptions says.
   bool runtimeAllocation = true;
+  /// Make consecutive dependent launches one chained kernel whose phases
+  /// are separated by grid waits (linnet-cuda-chain-launches). Off by
+  /// default: at full size ptxas holds three of decode's chained kernels to
+  /// 128 registers and they spill (docs/architecture.md).
+  bool chainLaunches = false;
 };
 
 /// Adds the CUDA pipeline to `pm` (anchored on `builtin.module`) up to and
@@ -76,8 +83,9 @@ void buildCudaBinaryStage(mlir::OpPassManager &pm,
 
 /// Registers the `linnet-cuda-pipeline` pass pipeline
 /// (`linnet-cuda-pipeline{stop-after=linalg|kernels|binary
-/// threads-per-block=N chip=sm_90a features=+ptx80 format=bin|isa
-/// device=gpu|emulated runtime-allocation=true|false toolkit=DIR}`) and the
+/// threads-per-block=N chip=sm_90a features=+ptx81 format=bin|isa
+/// device=gpu|emulated runtime-allocation=true|false chain-launches=true|false
+/// toolkit=DIR}`) and the
 /// CUDA target's own passes.
 void registerCudaPipelines();
 

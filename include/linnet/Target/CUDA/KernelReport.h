@@ -72,6 +72,9 @@ struct KernelLaunch {
   /// The times one call launches it here (a launch in host loops of known
   /// trip counts, their product).
   uint64_t count = 1;
+  /// The grid waits in the kernel (a chained kernel's, between its phases:
+  /// linnet-cuda-chain-launches).
+  unsigned gridWaits = 0;
 };
 
 /// The launches one call of an entry makes, in order, through the host
@@ -97,11 +100,13 @@ std::vector<EntryLaunches> collectEntryLaunches(mlir::ModuleOp module);
 /// that launches it most), then a row per entry; a last line says whether
 /// every kernel is within the limits (no stack frame, no malloc). An
 /// entry's time is its bytes at `bytesPerSecond` plus `secondsPerLaunch`
-/// for each launch. Returns whether every kernel is within the limits.
+/// for each launch and `secondsPerGridWait` for each grid wait. Returns
+/// whether every kernel is within the limits.
 bool printKernelReport(llvm::raw_ostream &os,
                        const std::vector<EntryLaunches> &entries,
                        const llvm::StringMap<KernelResources> &kernels,
-                       double bytesPerSecond, double secondsPerLaunch);
+                       double bytesPerSecond, double secondsPerLaunch,
+                       double secondsPerGridWait);
 
 } // namespace linnet
 

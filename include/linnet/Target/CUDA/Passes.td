@@ -126,7 +126,7 @@ def LinnetCudaCheckTarget : Pass<"linnet-cuda-check-target", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"", "The GPU">,
-    Option<"features", "features", "std::string", "\"+ptx80\"",
+    Option<"features", "features", "std::string", "\"+ptx81\"",
            "The PTX version, as +ptxNN">,
   ];
 }
@@ -150,7 +150,16 @@ def LinnetCudaEmulateLaunches
     and its columns of B. Only the mapping's own forms are taken: a grid
     and a block in x, barriers, shuffles and mma.sync only in code every
     thread runs alike, scalars and vectors alone kept across barriers.
+    A chained kernel (linnet-cuda-chain-launches) runs as a launch per
+    phase, one after the other (what a `linnet.grid_wait` means), each of
+    at most `resident-blocks` blocks, as on a GPU that holds fewer blocks
+    at once than its largest phase has.
   }];
+  let options = [
+    Option<"residentBlocks", "resident-blocks", "int64_t", "3",
+           "The most blocks of a chained kernel the emulated device runs "
+           "at once">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect",
@@ -273,6 +282,61 @@ def LinnetCudaMergeLaunches
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def LinnetCudaChainLaunches
+    : Pass<"linnet-cuda-chain-launches", "mlir::ModuleOp"> {
+  let summary = "Make consecutive dependent launches one chained kernel";
+  let description = [{
+    After linnet-cuda-merge-launches: launches of one block of host code
+    with nothing between them but host ops free of memory effects,
+    allocations and deallocations become one launch at the last one's place
+    (the deallocations between them move after it). Each launch is a phase:
+    an `scf.for` from the block id to the phase's block count in steps of
+    the grid size, marked `linnet.launch_part` with that count, its body
+    seeing the loop's value as its block id; a `linnet.grid_wait` separates
+    one phase from the next. The grid is the largest phase's. A phase has a
+    constant grid, the others' block size, no full-range trigonometry;
+    together they keep within 48 KiB of workgroup memory (shared between
+    phases) and `parameter-bytes` of kernel parameters (PTX 8.1 and later
+    allow 32 KiB, PTX 8.0 4 KiB). The kernel is named after the first
+    phase: `<first>_then_<others>`.
+  }];
+  let options = [
+    Option<"parameterBytes", "parameter-bytes", "int64_t", "3072",
+           "The most bytes of parameters a chained kernel takes">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::linnet::LinnetDialect",
+  ];
+}
+
+def LinnetCudaLowerGridWaits
+    : Pass<"linnet-cuda-lower-grid-waits", "mlir::ModuleOp"> {
+  let summary = "Make each linnet.grid_wait an arrival on a counter and a poll";
+  let description = [{
+    After kernel outlining: a kernel with grid waits gets a counter of its
+    own, `<kernel>_grid_arrivals` (a public i64 in global memory, zero when
+    the module loads, which the runtime looks for to launch the kernel
+    cooperatively: every block resident at once). At each wait every
+    thread of the block meets at a barrier; the first thread adds one to the
+    counter (an atomic of acquire-release order, which also publishes what
+    the block wrote before the barrier) and polls it until it reaches the
+    next multiple of the grid size, so that the counter needs no reset
+    between waits or launches (each launch adds a multiple of its grid, the
+    same for every launch of the kernel); a second barrier lets the block
+    go on.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
   ];
 }

@@ -373,5 +373,15 @@ LogicalResult RankOp::verify() {
   return verifySameDim(op, "N", {{"input", x, last}, {"result", r, last}});
 }
 
+LogicalResult GridWaitOp::verify() {
+  // By name: the dialect does not depend on the GPU dialect.
+  StringRef parent = (*this)->getParentOp()->getName().getStringRef();
+  if (parent != "gpu.launch" && parent != "gpu.func")
+    return emitOpError("must be at the top level of a gpu.launch's body or "
+                       "a gpu.func's, not in ")
+           << parent;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "linnet/Dialect/Linnet/IR/LinnetOps.cpp.inc"

@@ -290,4 +290,31 @@ def Linnet_RankOp : Linnet_Op<"rank", [Pure,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// GridWaitOp
+//===----------------------------------------------------------------------===//
+
+def Linnet_GridWaitOp : Linnet_Op<"grid_wait",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "every block of a kernel waits for all the others";
+  let description = [{
+    A wait across the grid, at the top level of a `gpu.launch`'s body (or of
+    an outlined kernel's): no block goes past it before every block of the
+    launch has reached it, and what any block wrote before it is seen by
+    every block after it. linnet-cuda-chain-launches puts one between the
+    phases of a chained kernel (dependent kernels run as one launch whose
+    blocks are all resident at once); the emulated device runs the stretches
+    between waits as launches of their own; linnet-cuda-lower-grid-waits
+    makes each an arrival on a counter of the kernel and a poll of it.
+
+    Example:
+
+    ```mlir
+    linnet.grid_wait
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 #endif // LINNET_DIALECT_LINNET_IR_LINNETOPS_TD

@@ -1,0 +1,191 @@
+//===- CudaChainLaunches.cpp - dependent kernels as one launch ------------===//
+//
+// After linnet-cuda-merge-launches a decode layer is still a launch per
+// dependent phase: a GEMV's input row must be whole before any of its
+// blocks starts, so the input projections, the convolution and delta rule,
+// the output projection and the mixture of experts' three steps follow one
+// another, and each launch costs about 2 us before its first block runs.
+// Consecutive launches of one block of host code, with nothing between them
+// but host ops free of memory effects, allocations and deallocations,
+// become one chained kernel: its blocks, all resident at once, run each
+// phase in turn (an `scf.for` over the phase's blocks in steps of the
+// grid), with a `linnet.grid_wait` between phases where a launch boundary
+// was. The grid is the largest phase's; the runtime may launch fewer blocks
+// (as many as the GPU holds at once), and the loops still cover every
+// phase's blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostBuffers.h"
+#include "KernelNames.h"
+#include "LaunchParts.h"
+#include "Libdevice.h"
+#include "PassDetail.h"
+
+#include "linnet/Dialect/Linnet/IR/LinnetOps.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+
+namespace linnet {
+#define GEN_PASS_DEF_LINNETCUDACHAINLAUNCHES
+#include "Passes.h.inc"
+} // namespace linnet
+
+using namespace mlir;
+
+namespace {
+
+/// Launches that become one chained kernel at the last one's place, and the
+/// host deallocations between them, which go after it.
+struct Chain {
+  SmallVector<gpu::LaunchOp> members;
+  SmallVector<memref::DeallocOp> deallocations;
+  llvm::SetVector<Value> parameters;
+  linnet::SharedWorkgroup workgroup;
+
+  /// Whether `launch` can be the chain's next phase: the same block size,
+  /// workgroup memory and parameters within a kernel's (each phase's
+  /// buffers placed among the others', which it may share: a block runs
+  /// the phases one after the other).
+  bool accepts(gpu::LaunchOp launch, int64_t parameterLimit) const {
+    if (members.empty())
+      return true;
+    gpu::LaunchOp first = members.front();
+    if (getConstantIntValue(first.getBlockSizeX()) !=
+        getConstantIntValue(launch.getBlockSizeX()))
+      return false;
+    linnet::SharedWorkgroup more = workgroup;
+    more.place(linnet::workgroupTypes(launch));
+    llvm::SetVector<Value> all = parameters;
+    all.insert_range(linnet::parametersOf(launch));
+    int64_t bytes = 0;
+    for (Value value : all)
+      bytes += linnet::parameterBytes(value);
+    return more.bytes() <= linnet::kMaxWorkgroupBytes &&
+           bytes <= parameterLimit;
+  }
+
+  void add(gpu::LaunchOp launch) {
+    members.push_back(launch);
+    parameters.insert_range(linnet::parametersOf(launch));
+    workgroup.place(linnet::workgroupTypes(launch));
+  }
+};
+
+/// The grid of `launch` where it is a constant (the host may still compute
+/// it from constants: a merged kernel's sum of its parts' grids).
+std::optional<int64_t> constantGrid(gpu::LaunchOp launch) {
+  FailureOr<int64_t> blocks = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::EQ, launch.getGridSizeX());
+  if (failed(blocks))
+    return std::nullopt;
+  return *blocks;
+}
+
+/// Whether `launch` can be a phase: a mergeable launch (LaunchParts.h) of a
+/// constant grid, with no full-range trigonometry (which takes a stack
+/// frame beside other work, Libdevice.h).
+bool isChainable(gpu::LaunchOp launch) {
+  return linnet::isMergeable(launch) && constantGrid(launch) &&
+         !linnet::computesTrigonometric(launch);
+}
+
+/// `chain`'s launches as one at the last one's place, each a phase.
+void build(RewriterBase &rewriter, Chain &chain) {
+  gpu::LaunchOp first = chain.members.front(), last = chain.members.back();
+  Location loc = first.getLoc();
+  rewriter.setInsertionPoint(last);
+  int64_t largest = 0;
+  for (gpu::LaunchOp member : chain.members)
+    largest = std::max(largest, *constantGrid(member));
+  Value grid = arith::ConstantIndexOp::create(rewriter, loc, largest);
+  linnet::SharedWorkgroup workgroup;
+  SmallVector<SmallVector<unsigned>> placed;
+  for (gpu::LaunchOp member : chain.members)
+    placed.push_back(workgroup.place(linnet::workgroupTypes(member)));
+  std::string name = first.getFunction()->str() + "_then_" +
+                     std::to_string(chain.members.size() - 1);
+  gpu::LaunchOp chained = linnet::createNamedLaunch(
+      rewriter, loc, grid, first.getBlockSizeX(), workgroup.types, name);
+  gpu::KernelDim3 blockIds = chained.getBlockIds(),
+                  gridSize = chained.getGridSize();
+  for (auto [index, member, indices] : llvm::enumerate(chain.members, placed)) {
+    rewriter.setInsertionPoint(chained.getBody().front().getTerminator());
+    if (index != 0)
+      linnet::GridWaitOp::create(rewriter, loc);
+    int64_t blocks = *constantGrid(member);
+    Value count = arith::ConstantIndexOp::create(rewriter, loc, blocks);
+    auto phase =
+        scf::ForOp::create(rewriter, loc, blockIds.x, count, gridSize.x);
+    phase->setAttr(linnet::kLaunchPartAttr, rewriter.getI64IntegerAttr(blocks));
+    rewriter.setInsertionPoint(phase.getBody()->getTerminator());
+    linnet::clonePartBody(rewriter, member, chained, phase.getInductionVar(),
+                          count, indices);
+  }
+  for (gpu::LaunchOp member : chain.members)
+    rewriter.eraseOp(member);
+  // A buffer freed between phases is freed once the chained kernel is
+  // launched, as it was after the launches that use it.
+  for (memref::DeallocOp deallocation : llvm::reverse(chain.deallocations))
+    rewriter.moveOpAfter(deallocation, chained);
+}
+
+/// Chains the launches of each block of host code in `func`.
+void chainIn(func::FuncOp func, RewriterBase &rewriter,
+             int64_t parameterLimit) {
+  SmallVector<Block *> blocks;
+  func.walk([&](Block *block) {
+    if (!block->getParentOp()->getParentOfType<gpu::LaunchOp>() &&
+        !isa<gpu::LaunchOp>(block->getParentOp()))
+      blocks.push_back(block);
+  });
+  for (Block *block : blocks) {
+    SmallVector<Chain> chains(1);
+    auto close = [&] {
+      if (!chains.back().members.empty())
+        chains.emplace_back();
+    };
+    for (Operation &op : *block) {
+      Chain &chain = chains.back();
+      auto launch = dyn_cast<gpu::LaunchOp>(op);
+      if (launch && isChainable(launch)) {
+        if (!chain.accepts(launch, parameterLimit))
+          close();
+        chains.back().add(launch);
+        continue;
+      }
+      if (launch || !linnet::letsLaunchesPass(op)) {
+        close();
+        continue;
+      }
+      if (auto deallocation = dyn_cast<memref::DeallocOp>(op);
+          deallocation && !chain.members.empty())
+        chain.deallocations.push_back(deallocation);
+    }
+    for (Chain &chain : chains) {
+      if (chain.members.size() < 2)
+        continue;
+      // Only the deallocations before the last phase move.
+      llvm::erase_if(chain.deallocations, [&](memref::DeallocOp deallocation) {
+        return chain.members.back()->isBeforeInBlock(deallocation);
+      });
+      build(rewriter, chain);
+    }
+  }
+}
+
+struct CudaChainLaunchesPass
+    : linnet::impl::LinnetCudaChainLaunchesBase<CudaChainLaunchesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        chainIn(func, rewriter, parameterBytes);
+  }
+};
+
+} // namespace
