@@ -37,18 +37,33 @@ using namespace mlir;
 
 namespace {
 
+/// Where a phase's workgroup buffers start: 16-byte aligned, as a 16-byte
+/// vector access to them needs.
+constexpr int64_t kWorkgroupAlignment = 16;
+
+/// The offsets of `launch`'s workgroup buffers in the chained kernel's one
+/// buffer of bytes, and (last) the bytes they take.
+SmallVector<int64_t> workgroupOffsets(gpu::LaunchOp launch) {
+  SmallVector<int64_t> offsets = {0};
+  for (Type type : linnet::workgroupTypes(launch))
+    offsets.push_back(llvm::alignTo(
+        offsets.back() +
+            linnet::SharedWorkgroup::bufferBytes(cast<MemRefType>(type)),
+        kWorkgroupAlignment));
+  return offsets;
+}
+
 /// Launches that become one chained kernel at the last one's place, and the
 /// host deallocations between them, which go after it.
 struct Chain {
   SmallVector<gpu::LaunchOp> members;
   SmallVector<memref::DeallocOp> deallocations;
   llvm::SetVector<Value> parameters;
-  linnet::SharedWorkgroup workgroup;
 
-  /// Whether `launch` can be the chain's next phase: the same block size,
-  /// workgroup memory and parameters within a kernel's (each phase's
-  /// buffers placed among the others', which it may share: a block runs
-  /// the phases one after the other).
+  /// Whether `launch` can be the chain's next phase: the same block size and
+  /// parameters within a kernel's. Its workgroup memory is no matter: a
+  /// block runs the phases one after the other, waits between them, so each
+  /// phase's buffers are views of the one buffer of the kernel.
   bool accepts(gpu::LaunchOp launch, int64_t parameterLimit) const {
     if (members.empty())
       return true;
@@ -56,21 +71,17 @@ struct Chain {
     if (getConstantIntValue(first.getBlockSizeX()) !=
         getConstantIntValue(launch.getBlockSizeX()))
       return false;
-    linnet::SharedWorkgroup more = workgroup;
-    more.place(linnet::workgroupTypes(launch));
     llvm::SetVector<Value> all = parameters;
     all.insert_range(linnet::parametersOf(launch));
     int64_t bytes = 0;
     for (Value value : all)
       bytes += linnet::parameterBytes(value);
-    return more.bytes() <= linnet::kMaxWorkgroupBytes &&
-           bytes <= parameterLimit;
+    return bytes <= parameterLimit;
   }
 
   void add(gpu::LaunchOp launch) {
     members.push_back(launch);
     parameters.insert_range(linnet::parametersOf(launch));
-    workgroup.place(linnet::workgroupTypes(launch));
   }
 };
 
@@ -101,20 +112,34 @@ void build(RewriterBase &rewriter, Chain &chain) {
   for (gpu::LaunchOp member : chain.members)
     largest = std::max(largest, *constantGrid(member));
   Value grid = arith::ConstantIndexOp::create(rewriter, loc, largest);
-  linnet::SharedWorkgroup workgroup;
-  SmallVector<SmallVector<unsigned>> placed;
+  int64_t bytes = 0;
   for (gpu::LaunchOp member : chain.members)
-    placed.push_back(workgroup.place(linnet::workgroupTypes(member)));
+    bytes = std::max(bytes, workgroupOffsets(member).back());
+  SmallVector<Type> workgroup;
+  if (bytes != 0)
+    workgroup.push_back(MemRefType::get(
+        {bytes}, rewriter.getI8Type(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(rewriter.getContext(),
+                                   gpu::AddressSpace::Workgroup)));
   std::string name = first.getFunction()->str() + "_then_" +
                      std::to_string(chain.members.size() - 1);
   gpu::LaunchOp chained = linnet::createNamedLaunch(
-      rewriter, loc, grid, first.getBlockSizeX(), workgroup.types, name);
+      rewriter, loc, grid, first.getBlockSizeX(), workgroup, name);
   gpu::KernelDim3 blockIds = chained.getBlockIds(),
                   gridSize = chained.getGridSize();
-  for (auto [index, member, indices] : llvm::enumerate(chain.members, placed)) {
+  for (auto [index, member] : llvm::enumerate(chain.members)) {
     rewriter.setInsertionPoint(chained.getBody().front().getTerminator());
     if (index != 0)
       linnet::GridWaitOp::create(rewriter, loc);
+    // The phase's buffers, views of the kernel's bytes.
+    SmallVector<Value> buffers;
+    for (auto [type, offset] : llvm::zip_first(linnet::workgroupTypes(member),
+                                               workgroupOffsets(member))) {
+      Value shift = arith::ConstantIndexOp::create(rewriter, loc, offset);
+      buffers.push_back(memref::ViewOp::create(
+          rewriter, loc, type, chained.getWorkgroupAttributions().front(),
+          shift, ValueRange{}));
+    }
     int64_t blocks = *constantGrid(member);
     Value count = arith::ConstantIndexOp::create(rewriter, loc, blocks);
     auto phase =
@@ -122,7 +147,11 @@ void build(RewriterBase &rewriter, Chain &chain) {
     phase->setAttr(linnet::kLaunchPartAttr, rewriter.getI64IntegerAttr(blocks));
     rewriter.setInsertionPoint(phase.getBody()->getTerminator());
     linnet::clonePartBody(rewriter, member, chained, phase.getInductionVar(),
-                          count, indices);
+                          count, buffers);
+    // A block that runs more than one of the phase's blocks must not write
+    // the next one's shared buffers while its threads still read this one's.
+    if (!buffers.empty())
+      gpu::BarrierOp::create(rewriter, loc);
   }
   for (gpu::LaunchOp member : chain.members)
     rewriter.eraseOp(member);

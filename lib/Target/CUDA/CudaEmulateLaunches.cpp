@@ -518,9 +518,30 @@ LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
   for (Operation &op : launch.getBody().front().without_terminator())
     rewriter.clone(op, mapping);
   for (Value buffer : buffers) {
-    for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
-      if (auto cast = dyn_cast<memref::MemorySpaceCastOp>(user))
-        rewriter.replaceOp(cast, buffer);
+    // The kernel reads a workgroup buffer through a cast to the default
+    // memory space, which a host buffer already is; a chained kernel's
+    // phases view its one buffer of bytes (linnet-cuda-chain-launches), a
+    // view in the workgroup space here made in the host's.
+    SmallVector<Value> views = {buffer};
+    while (!views.empty()) {
+      Value view = views.pop_back_val();
+      for (Operation *user : llvm::make_early_inc_range(view.getUsers())) {
+        if (auto cast = dyn_cast<memref::MemorySpaceCastOp>(user)) {
+          rewriter.replaceOp(cast, view);
+        } else if (auto part = dyn_cast<memref::ViewOp>(user);
+                   part && part.getType().getMemorySpace()) {
+          rewriter.setInsertionPoint(part);
+          MemRefType type = part.getType();
+          auto host = memref::ViewOp::create(
+              rewriter, part.getLoc(),
+              MemRefType::get(type.getShape(), type.getElementType()), view,
+              part.getByteShift(), part.getSizes());
+          rewriter.replaceAllUsesWith(part.getResult(), host.getResult());
+          rewriter.eraseOp(part);
+          views.push_back(host);
+        }
+      }
+    }
     rewriter.setInsertionPoint(blocks.getBody()->getTerminator());
     memref::DeallocOp::create(rewriter, loc, buffer);
   }

@@ -118,6 +118,19 @@ struct CudaLowerGridWaitsPass
           rewriter.getI64IntegerAttr(8));
       for (linnet::GridWaitOp wait : waits)
         lowerWait(rewriter, wait, counter);
+      // Every register a thread may have: given a block size alone (its
+      // `.maxntid`), ptxas holds a kernel this long to 128 registers, for
+      // two blocks a multiprocessor, and spills; one resident block a
+      // multiprocessor is all a chained kernel needs.
+      kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                      rewriter.getI32IntegerAttr(255));
+      // The phases' buffers are views of its workgroup bytes, which a
+      // 16-byte vector access needs aligned so.
+      for (unsigned index = 0; index < kernel.getNumWorkgroupAttributions();
+           ++index)
+        kernel.setWorkgroupAttributionAttr(
+            index, LLVM::LLVMDialect::getAlignAttrName(),
+            rewriter.getI64IntegerAttr(16));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

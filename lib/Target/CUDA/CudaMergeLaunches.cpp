@@ -253,7 +253,11 @@ private:
                     blocks ? Attribute(rewriter.getI64IntegerAttr(*blocks))
                            : Attribute(rewriter.getUnitAttr()));
       rewriter.setInsertionPoint(part.thenBlock()->getTerminator());
-      linnet::clonePartBody(rewriter, member, merged, local, count, indices);
+      SmallVector<Value> buffers =
+          llvm::map_to_vector(indices, [&](unsigned index) -> Value {
+            return merged.getWorkgroupAttributions()[index];
+          });
+      linnet::clonePartBody(rewriter, member, merged, local, count, buffers);
     }
     for (gpu::LaunchOp member : group.members)
       rewriter.eraseOp(member);

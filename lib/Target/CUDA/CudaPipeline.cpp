@@ -141,6 +141,9 @@ void addKernelsStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   pm.addPass(createLinnetCudaPlanHost(host));
   pm.addPass(createLinnetCudaMergeLaunches());
   if (options.chainLaunches) {
+    // Folded first: a grid the host computes from constants (a merged
+    // kernel's parts, a copy's element count) is then a constant.
+    addCleanup(pm);
     // PTX 8.1 raised a kernel's parameters from 4 KiB to 32 KiB; each
     // limit less a margin, as kMaxKernelParameterBytes is of 4 KiB.
     int ptx = 0;
@@ -243,7 +246,7 @@ struct CudaPipelineCliOptions
       *this, "chain-launches",
       llvm::cl::desc("Make consecutive dependent launches one chained "
                      "kernel with grid waits between its phases"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("The CUDA toolkit (ptxas, libdevice); default "

@@ -250,14 +250,24 @@ struct OperandUse {
   bool read = false, written = false;
 };
 
-void useOf(Value buffer, OperandUse &use) {
+/// Whether `op` is in `phase` (a chained kernel's phase loop), where one
+/// is given.
+bool inPhase(Operation *op, Operation *phase) {
+  return !phase || phase->isAncestor(op);
+}
+
+/// How `buffer` (a kernel argument or a view of it) is used, in `phase`
+/// alone where one is given.
+void useOf(Value buffer, OperandUse &use, Operation *phase) {
   for (Operation *user : buffer.getUsers()) {
     if (auto view = llvm::dyn_cast<ViewLikeOpInterface>(user)) {
       if (view.getViewSource() == buffer)
         for (Value result : user->getResults())
-          useOf(result, use);
+          useOf(result, use, phase);
       continue;
     }
+    if (!inPhase(user, phase))
+      continue;
     auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(user);
     if (!effects) {
       use.read = use.written = true; // Unknown: count it both ways.
@@ -374,15 +384,18 @@ blockFootprint(Value view, llvm::function_ref<bool(Operation *)> counts) {
 /// The bytes all `blocks` blocks may touch through kernel argument
 /// `argument`: each block's footprint times the blocks, a merged kernel's
 /// parts (LaunchParts.h) each with its own block count.
-std::optional<uint64_t> gridFootprint(BlockArgument argument, uint64_t blocks) {
+std::optional<uint64_t> gridFootprint(BlockArgument argument, uint64_t blocks,
+                                      Operation *phase) {
   llvm::SetVector<Operation *> parts;
   for (Operation *user : argument.getUsers())
-    parts.insert(linnet::enclosingLaunchPart(user));
+    if (inPhase(user, phase))
+      parts.insert(linnet::enclosingLaunchPart(user));
   uint64_t total = 0;
   for (Operation *part : parts) {
     std::optional<uint64_t> footprint =
         blockFootprint(argument, [&](Operation *user) {
-          return linnet::enclosingLaunchPart(user) == part;
+          return inPhase(user, phase) &&
+                 linnet::enclosingLaunchPart(user) == part;
         });
     if (!footprint)
       return std::nullopt;
@@ -450,7 +463,7 @@ struct AccessBounds {
 };
 
 AccessBounds accessBoundsOf(gpu::GPUFuncOp kernel, int64_t threads,
-                            int64_t blocks) {
+                            int64_t blocks, Operation *phase) {
   AccessBounds bounds;
   auto add = [&](llvm::DenseMap<unsigned, std::optional<uint64_t>> &into,
                  BlockArgument argument, std::optional<uint64_t> bytes) {
@@ -462,6 +475,8 @@ AccessBounds accessBoundsOf(gpu::GPUFuncOp kernel, int64_t threads,
       *it->second += *bytes;
   };
   kernel.walk([&](Operation *op) {
+    if (!inPhase(op, phase))
+      return;
     Value memref;
     Type accessed;
     bool store = false;
@@ -530,45 +545,30 @@ uint64_t hostRuns(Operation *op) {
   return runs;
 }
 
-KernelLaunch launchOf(gpu::LaunchFuncOp launch) {
-  KernelLaunch result;
-  result.kernel = launch.getKernelName().str();
-  result.count = hostRuns(launch);
-  gpu::KernelDim3 grid = launch.getGridSizeOperandValues(),
-                  block = launch.getBlockSizeOperandValues();
-  Value gridValues[] = {grid.x, grid.y, grid.z},
-        blockValues[] = {block.x, block.y, block.z};
-  for (int i = 0; i < 3; ++i) {
-    result.grid[i] = upperBound(gridValues[i]).value_or(0);
-    result.block[i] = upperBound(blockValues[i]).value_or(0);
-  }
-  int64_t blocks = result.grid[0] * result.grid[1] * result.grid[2];
-  int64_t threads = result.block[0] * result.block[1] * result.block[2];
-  auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
-      launch, launch.getKernel());
+/// Adds to `result` the bytes `launch` of `kernel` (none where unknown)
+/// moves in `phase` (all of it where none is given).
+void addPhaseBytes(KernelLaunch &result, gpu::LaunchFuncOp launch,
+                   gpu::GPUFuncOp kernel, int64_t blocks, int64_t threads,
+                   Operation *phase) {
   AccessBounds accesses;
   if (kernel && blocks > 0 && threads > 0)
-    accesses = accessBoundsOf(kernel, threads, blocks);
-  if (kernel)
-    kernel.walk([&](GridWaitOp) { ++result.gridWaits; });
+    accesses = accessBoundsOf(kernel, threads, blocks, phase);
   for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands())) {
     if (!llvm::isa<MemRefType>(operand.getType()))
       continue;
     std::optional<uint64_t> whole = boundedBytes(operand);
-    if (!whole) {
-      ++result.dynamicOperands;
-      continue;
-    }
+    if (!whole)
+      continue; // Counted once, in dynamicOperands.
     OperandUse use{true, true};
     uint64_t bytes = *whole;
     if (kernel && index < kernel.getNumArguments()) {
       BlockArgument argument = kernel.getArgument(index);
       use = OperandUse();
-      useOf(argument, use);
+      useOf(argument, use, phase);
       // No more than the blocks' views of it cover.
       if (blocks > 0)
         if (std::optional<uint64_t> footprint =
-                gridFootprint(argument, uint64_t(blocks)))
+                gridFootprint(argument, uint64_t(blocks), phase))
           bytes = std::min(bytes, *footprint);
     }
     // No more than the loads or stores of it move.
@@ -585,6 +585,40 @@ KernelLaunch launchOf(gpu::LaunchFuncOp launch) {
     if (use.written)
       result.bytesWritten += moved(accesses.written);
   }
+}
+
+KernelLaunch launchOf(gpu::LaunchFuncOp launch) {
+  KernelLaunch result;
+  result.kernel = launch.getKernelName().str();
+  result.count = hostRuns(launch);
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues(),
+                  block = launch.getBlockSizeOperandValues();
+  Value gridValues[] = {grid.x, grid.y, grid.z},
+        blockValues[] = {block.x, block.y, block.z};
+  for (int i = 0; i < 3; ++i) {
+    result.grid[i] = upperBound(gridValues[i]).value_or(0);
+    result.block[i] = upperBound(blockValues[i]).value_or(0);
+  }
+  int64_t blocks = result.grid[0] * result.grid[1] * result.grid[2];
+  int64_t threads = result.block[0] * result.block[1] * result.block[2];
+  auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+      launch, launch.getKernel());
+  if (kernel)
+    kernel.walk([&](GridWaitOp) { ++result.gridWaits; });
+  // A chained kernel's phases each move what their launch did: each bound
+  // is taken phase by phase (a buffer two phases read, twice).
+  SmallVector<Operation *> phases;
+  if (kernel)
+    for (Operation &op : kernel.getBody().front())
+      if (llvm::isa<scf::ForOp>(op) && op.hasAttr(kLaunchPartAttr))
+        phases.push_back(&op);
+  if (phases.empty())
+    phases.push_back(nullptr);
+  for (Value operand : launch.getKernelOperands())
+    if (llvm::isa<MemRefType>(operand.getType()) && !boundedBytes(operand))
+      ++result.dynamicOperands;
+  for (Operation *phase : phases)
+    addPhaseBytes(result, launch, kernel, blocks, threads, phase);
   return result;
 }
 

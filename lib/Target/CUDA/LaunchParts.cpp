@@ -12,14 +12,10 @@
 using namespace mlir;
 
 namespace linnet {
-namespace {
 
-/// The bytes of a static workgroup buffer of `type`.
-int64_t bufferBytes(MemRefType type) {
+int64_t SharedWorkgroup::bufferBytes(MemRefType type) {
   return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
 }
-
-} // namespace
 
 std::optional<int64_t> workgroupBytes(gpu::LaunchOp launch) {
   int64_t bytes = 0;
@@ -27,7 +23,7 @@ std::optional<int64_t> workgroupBytes(gpu::LaunchOp launch) {
     auto type = cast<MemRefType>(buffer.getType());
     if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
       return std::nullopt;
-    bytes += bufferBytes(type);
+    bytes += SharedWorkgroup::bufferBytes(type);
   }
   return bytes;
 }
@@ -86,7 +82,7 @@ llvm::SetVector<Value> parametersOf(gpu::LaunchOp launch) {
 
 void clonePartBody(RewriterBase &rewriter, gpu::LaunchOp part,
                    gpu::LaunchOp into, Value blockId, Value blocks,
-                   ArrayRef<unsigned> workgroup) {
+                   ValueRange workgroup) {
   IRMapping mapping;
   gpu::KernelDim3 partIds = part.getBlockIds(), ids = into.getBlockIds();
   gpu::KernelDim3 partGrid = part.getGridSize(), grid = into.getGridSize();
@@ -102,9 +98,9 @@ void clonePartBody(RewriterBase &rewriter, gpu::LaunchOp part,
     mapping.map(from.y, to.y);
     mapping.map(from.z, to.z);
   }
-  for (auto [buffer, index] :
+  for (auto [buffer, value] :
        llvm::zip_equal(part.getWorkgroupAttributions(), workgroup))
-    mapping.map(buffer, into.getWorkgroupAttributions()[index]);
+    mapping.map(buffer, value);
   for (Operation &op : part.getBody().front().without_terminator())
     rewriter.clone(op, mapping);
 }

@@ -67,6 +67,9 @@ struct SharedWorkgroup {
   /// buffer it takes, adding one where none of its type is free.
   llvm::SmallVector<unsigned> place(llvm::ArrayRef<mlir::Type> part);
 
+  /// The bytes of a static workgroup buffer of `type`.
+  static int64_t bufferBytes(mlir::MemRefType type);
+
   int64_t bytes() const;
 };
 
@@ -82,10 +85,10 @@ llvm::SetVector<mlir::Value> parametersOf(mlir::gpu::LaunchOp launch);
 /// Clones the body of `part` at the rewriter's insertion point inside
 /// `into`, as a part or phase of it: `part`'s block id in x is `blockId` and
 /// its grid in x `blocks`; its other ids, sizes and threads are `into`'s;
-/// its i-th workgroup buffer is `into`'s `workgroup[i]`-th.
+/// its workgroup buffers are `workgroup` (of the same types).
 void clonePartBody(mlir::RewriterBase &rewriter, mlir::gpu::LaunchOp part,
                    mlir::gpu::LaunchOp into, mlir::Value blockId,
-                   mlir::Value blocks, llvm::ArrayRef<unsigned> workgroup);
+                   mlir::Value blocks, mlir::ValueRange workgroup);
 
 /// Whether the host op `op` lets a launch move past it: it has no effect on
 /// memory a launch could see (an allocation, a deallocation of a buffer the

@@ -48,8 +48,9 @@ print("no kernel allocates")
 unnamed = sorted(k for k in launched if not re.search(r"_[A-Za-z0-9]+_\d+$", k))
 if unnamed:
     sys.exit(f"{len(unnamed)} kernels carry no Linnet source line, e.g. {unnamed[0]}")
-# The decode step's last GEMV of the Linnet line of `Linear` (the LM head).
-examples = sorted((k for k in launched if re.fullmatch(r"decode_\d+_generic_linear_9", k)),
+# The decode step's last kernel: a chained kernel named after its first
+# phase, whose last phase is the LM head.
+examples = sorted((k for k in launched if re.fullmatch(r"decode_\d+_\w+_then_\d+", k)),
                   key=lambda k: int(k.split("_")[1]))
 print("every kernel is named after the Linnet source line of its root" +
       (f", e.g. {examples[-1]}" if examples else ""))

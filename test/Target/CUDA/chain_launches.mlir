@@ -105,3 +105,53 @@ func.func @apart(%x: memref<64xf32>, %flag: memref<1xi32>, %n: index) {
   } {module = @apart_kernels, function = @apart_3_generic}
   return
 }
+
+// -----
+
+// Each phase's workgroup buffers are views of one buffer of bytes, as large
+// as the largest phase's (16-byte aligned offsets: 64 + 8 bytes, then 32),
+// and a phase that has some waits at the end of each of its blocks: a block
+// that runs the next of the phase's blocks must not write them while its
+// threads still read them.
+// CHECK-LABEL: func.func @shared
+// CHECK: gpu.launch {{.*}} workgroup(%[[BYTES:.*]] : memref<80xi8, #gpu.address_space<workgroup>>)
+// CHECK:   %[[A:.*]] = memref.view %[[BYTES]][%c0{{.*}}][] : memref<80xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK:   %[[B:.*]] = memref.view %[[BYTES]][%c64{{.*}}][] : memref<80xi8, #gpu.address_space<workgroup>> to memref<2xf32, #gpu.address_space<workgroup>>
+// CHECK:   scf.for
+// CHECK:     memref.store %{{.*}}, %[[A]]
+// CHECK:     memref.store %{{.*}}, %[[B]]
+// CHECK:     gpu.barrier
+// CHECK-NEXT: } {linnet.launch_part = 4 : i64}
+// CHECK:   linnet.grid_wait
+// CHECK:   %[[C:.*]] = memref.view %[[BYTES]][%c0{{.*}}][] : memref<80xi8, #gpu.address_space<workgroup>> to memref<8xf64, #gpu.address_space<workgroup>>
+// CHECK:   scf.for
+// CHECK:     memref.store %{{.*}}, %[[C]]
+// CHECK:     gpu.barrier
+// CHECK-NEXT: } {linnet.launch_part = 2 : i64}
+func.func @shared(%x: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %f = arith.constant 1.0 : f32
+  %d = arith.constant 2.0 : f64
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%a : memref<16xf32, #gpu.address_space<workgroup>>,
+                       %b : memref<2xf32, #gpu.address_space<workgroup>>) {
+    memref.store %f, %a[%c0] : memref<16xf32, #gpu.address_space<workgroup>>
+    memref.store %f, %b[%c1] : memref<2xf32, #gpu.address_space<workgroup>>
+    memref.store %f, %x[%bx] : memref<64xf32>
+    gpu.terminator
+  } {module = @shared_kernels, function = @shared_0_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%c : memref<8xf64, #gpu.address_space<workgroup>>) {
+    memref.store %d, %c[%c0] : memref<8xf64, #gpu.address_space<workgroup>>
+    %v = memref.load %x[%c0] : memref<64xf32>
+    memref.store %v, %x[%bx] : memref<64xf32>
+    gpu.terminator
+  } {module = @shared_kernels, function = @shared_1_generic}
+  return
+}

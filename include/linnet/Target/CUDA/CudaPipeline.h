@@ -65,10 +65,8 @@ struct CudaPipelineOptions {
   /// for code that `mlir-runner` runs), as CpuPipelineOptions says.
   bool runtimeAllocation = true;
   /// Make consecutive dependent launches one chained kernel whose phases
-  /// are separated by grid waits (linnet-cuda-chain-launches). Off by
-  /// default: at full size ptxas holds three of decode's chained kernels to
-  /// 128 registers and they spill (docs/architecture.md).
-  bool chainLaunches = false;
+  /// are separated by grid waits (linnet-cuda-chain-launches).
+  bool chainLaunches = true;
 };
 
 /// Adds the CUDA pipeline to `pm` (anchored on `builtin.module`) up to and
