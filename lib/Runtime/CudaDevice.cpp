@@ -316,8 +316,11 @@ CudaDevice::open(const CudaRequirements &needs) {
 }
 
 CudaDevice::~CudaDevice() {
-  if (current == this)
+  if (current == this) {
     current = nullptr;
+    kernelNames.clear();
+    chainedKernels.clear();
+  }
   Driver &d = *driver;
   if (d.stream)
     d.cuStreamSynchronize(d.stream);
@@ -419,6 +422,11 @@ void *mgpuModuleLoad(void *blob, int64_t bytes) {
 
 void mgpuModuleUnload(void *module) {
   auto *m = static_cast<CudaDevice::Module *>(module);
+  // The driver may give its kernels' handles to another module's.
+  for (const auto &function : m->functions) {
+    kernelNames.erase(function.second);
+    chainedKernels.erase(function.second);
+  }
   if (m->loaded && current)
     current->api().cuModuleUnload(m->loaded);
   delete m;
@@ -432,23 +440,34 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
     if (CUresult r = d.cuModuleLoadData(&m->loaded, m->blob); r != kSuccess)
       failCall("loading the cubin of kernel ", name, r);
   auto [it, inserted] = m->functions.try_emplace(name, nullptr);
-  if (inserted)
-    if (CUresult r = d.cuModuleGetFunction(&it->second, m->loaded, name);
-        r != kSuccess)
-      failCall("finding kernel ", name, r, " in its cubin");
-  kernelNames.try_emplace(it->second, it->first().data());
+  if (!inserted)
+    return it->second;
+  if (CUresult r = d.cuModuleGetFunction(&it->second, m->loaded, name);
+      r != kSuccess)
+    failCall("finding kernel ", name, r, " in its cubin");
+  CUfunction function = it->second;
+  kernelNames[function] = it->first().data();
+  // A chained kernel's module has its grid counter (linnet-cuda-lower-grid-
+  // waits). A C array: failCall's unwinding would skip a string's
+  // destructor.
+  char counterName[1024];
+  int length =
+      std::snprintf(counterName, sizeof(counterName), "%s_grid_arrivals", name);
+  if (length < 0 || size_t(length) >= sizeof(counterName))
+    failGeneratedCall(ErrorId::CudaCallFailed, [&] {
+      return std::string("the name of kernel `") + name + "` is too long";
+    });
   CUdeviceptr counter = 0;
   size_t counterBytes = 0;
-  // A C array: failCall's unwinding would skip a string's destructor.
-  char counterName[1024];
-  std::snprintf(counterName, sizeof(counterName), "%s_grid_arrivals", name);
   CUresult found =
       d.cuModuleGetGlobal(&counter, &counterBytes, m->loaded, counterName);
   if (found == kSuccess)
-    chainedKernels.try_emplace(it->second, 0);
-  else if (found != kNotFound)
+    chainedKernels[function] = 0;
+  else if (found == kNotFound)
+    chainedKernels.erase(function);
+  else
     failCall("looking for the grid counter of kernel ", name, found);
-  return it->second;
+  return function;
 }
 
 // The plan runs on one stream; the host waits only where
@@ -477,11 +496,14 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     unsigned &resident = chained->second;
     if (resident == 0) {
       int perMultiprocessor = 0, multiprocessors = 0, cooperative = 0;
-      d.cuDeviceGetAttribute(&multiprocessors, kMultiprocessorCount, d.device);
-      d.cuDeviceGetAttribute(&cooperative, kCooperativeLaunch, d.device);
-      CUresult r = d.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-          &perMultiprocessor, static_cast<CUfunction>(function), int(blockX),
-          size_t(sharedBytes));
+      CUresult r = d.cuDeviceGetAttribute(&multiprocessors,
+                                          kMultiprocessorCount, d.device);
+      if (r == kSuccess)
+        r = d.cuDeviceGetAttribute(&cooperative, kCooperativeLaunch, d.device);
+      if (r == kSuccess)
+        r = d.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            &perMultiprocessor, static_cast<CUfunction>(function), int(blockX),
+            size_t(sharedBytes));
       if (r != kSuccess || perMultiprocessor <= 0 || !cooperative)
         failGeneratedCall(ErrorId::CudaCallFailed, [&] {
           return describeLaunch(gridX, ", cooperatively") +

@@ -97,10 +97,12 @@ std::optional<int64_t> constantGrid(gpu::LaunchOp launch) {
 
 /// Whether `launch` can be a phase: a mergeable launch (LaunchParts.h) of a
 /// constant grid, with no full-range trigonometry (which takes a stack
-/// frame beside other work, Libdevice.h).
+/// frame beside other work, Libdevice.h), whose workgroup buffers at their
+/// aligned offsets still fit a block's static shared memory.
 bool isChainable(gpu::LaunchOp launch) {
   return linnet::isMergeable(launch) && constantGrid(launch) &&
-         !linnet::computesTrigonometric(launch);
+         !linnet::computesTrigonometric(launch) &&
+         workgroupOffsets(launch).back() <= linnet::kMaxWorkgroupBytes;
 }
 
 /// `chain`'s launches as one at the last one's place, each a phase.

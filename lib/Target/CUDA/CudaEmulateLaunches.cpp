@@ -431,8 +431,10 @@ FailureOr<SmallVector<gpu::LaunchOp>> splitAtGridWaits(RewriterBase &rewriter,
   SmallVector<Type> workgroup = llvm::map_to_vector(
       launch.getWorkgroupAttributions(),
       [](BlockArgument buffer) { return buffer.getType(); });
+  if (resident <= 0)
+    return launch.emitOpError("is emulated with resident-blocks=")
+           << resident << "; it must be at least 1";
   SmallVector<gpu::LaunchOp> launches;
-  SmallVector<Operation *> earlier;
   for (ArrayRef<Operation *> phase : phases) {
     auto part = gpu::LaunchOp::create(
         rewriter, loc, grid, launch.getGridSizeY(), launch.getGridSizeZ(),
@@ -446,9 +448,25 @@ FailureOr<SmallVector<gpu::LaunchOp>> splitAtGridWaits(RewriterBase &rewriter,
       mapping.map(from, to);
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToEnd(&part.getBody().front());
-    for (Operation *op : earlier)
-      if (isPure(op) && op->getNumRegions() == 0)
-        rewriter.clone(*op, mapping);
+    // What the phase uses of the ops before it at the top level: pure ones
+    // are cloned, operands first.
+    llvm::SetVector<Operation *> needed;
+    std::function<void(Value)> need = [&](Value value) {
+      Operation *def = value.getDefiningOp();
+      if (!def || def->getBlock() != &body || llvm::is_contained(phase, def) ||
+          needed.contains(def) || !isPure(def) || def->getNumRegions() != 0)
+        return;
+      for (Value operand : def->getOperands())
+        need(operand);
+      needed.insert(def);
+    };
+    for (Operation *op : phase)
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          need(operand);
+      });
+    for (Operation *op : needed)
+      rewriter.clone(*op, mapping);
     for (Operation *op : phase)
       rewriter.clone(*op, mapping);
     gpu::TerminatorOp::create(rewriter, loc);
@@ -462,7 +480,6 @@ FailureOr<SmallVector<gpu::LaunchOp>> splitAtGridWaits(RewriterBase &rewriter,
       return launch.emitOpError(
           "uses in a phase a value an earlier phase computed that is not "
           "pure; the emulated device runs each phase as a launch of its own");
-    llvm::append_range(earlier, phase);
     launches.push_back(part);
   }
   rewriter.eraseOp(launch);

@@ -124,6 +124,11 @@ struct CudaLowerGridWaitsPass
       // multiprocessor is all a chained kernel needs.
       kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                       rewriter.getI32IntegerAttr(255));
+      // The runtime launches as many blocks as the GPU holds at once, which
+      // may be fewer than the launch's grid: the kernel may not take that
+      // grid as known (LLVM would fold the grid size, the step of every
+      // phase's loop and of the waits' count, to it).
+      kernel.removeKnownGridSizeAttr();
       // The phases' buffers are views of its workgroup bytes, which a
       // 16-byte vector access needs aligned so.
       for (unsigned index = 0; index < kernel.getNumWorkgroupAttributions();

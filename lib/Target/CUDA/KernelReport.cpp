@@ -387,9 +387,16 @@ blockFootprint(Value view, llvm::function_ref<bool(Operation *)> counts) {
 std::optional<uint64_t> gridFootprint(BlockArgument argument, uint64_t blocks,
                                       Operation *phase) {
   llvm::SetVector<Operation *> parts;
-  for (Operation *user : argument.getUsers())
-    if (inPhase(user, phase))
+  for (Operation *user : argument.getUsers()) {
+    if (inPhase(user, phase)) {
       parts.insert(linnet::enclosingLaunchPart(user));
+      continue;
+    }
+    // A view taken outside every phase (none is, today) bounds nothing.
+    Operation *top = argument.getOwner()->findAncestorOpInBlock(*user);
+    if (!top || !top->hasAttr(kLaunchPartAttr))
+      return std::nullopt;
+  }
   uint64_t total = 0;
   for (Operation *part : parts) {
     std::optional<uint64_t> footprint =

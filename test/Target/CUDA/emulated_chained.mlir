@@ -11,6 +11,9 @@
 // RUN: linnet-opt %s --linnet-cuda-pipeline="device=emulated chain-launches=true" | %mlir_runner | FileCheck %s
 // RUN: linnet-opt %s --linnet-cuda-pipeline="device=emulated chain-launches=false" | %mlir_runner | FileCheck %s
 // RUN: linnet-opt %s --linnet-cuda-pipeline="device=emulated stop-after=kernels chain-launches=true" | FileCheck %s --check-prefix=HOST
+// A chained kernel on an emulated device that holds no block is refused.
+// RUN: linnet-opt %s --linnet-cuda-pipeline="stop-after=linalg" | not linnet-opt --pass-pipeline="builtin.module(one-shot-bufferize{bufferize-function-boundaries},func.func(linnet-cuda-map-dispatch-regions),linnet-cuda-plan-host{synchronize=false},linnet-cuda-merge-launches,linnet-cuda-chain-launches,func.func(linnet-cuda-emulate-launches{resident-blocks=0}))" 2>&1 | FileCheck %s --check-prefix=RESIDENT
+// RESIDENT: error: 'gpu.launch' op is emulated with resident-blocks=0; it must be at least 1
 
 // GPU: gpu.launch_func @main_kernels::@main_0_generic_then_{{[0-9]+}} blocks in (%c128,
 // GPU-NOT: gpu.launch_func

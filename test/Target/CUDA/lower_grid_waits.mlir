@@ -3,13 +3,17 @@
 // the runtime looks for to launch it cooperatively); each wait is a
 // barrier, then the block's first thread fences, adds one to the counter
 // (GPU scope), polls it with acquiring loads until it reaches the next
-// multiple of the grid, fences, and a second barrier. A kernel with no wait
+// multiple of the grid, fences, and a second barrier; the kernel may use
+// every register and forgets its known grid size. A kernel with no wait
 // is left alone; a wait inside a branch is refused by the op's verifier.
 // RUN: linnet-opt %s --linnet-cuda-lower-grid-waits --split-input-file --verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: gpu.module @chained_kernels
 // CHECK: memref.global "public" @phases_grid_arrivals : memref<1xi64, #gpu.address_space<global>> = dense<0> {alignment = 8 : i64}
+// The runtime may launch fewer blocks than the launch's grid, so the grid
+// is no longer known to the kernel; it may take every register.
 // CHECK-LABEL: gpu.func @phases
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 32, 1, 1>, nvvm.maxnreg = 255 : i32}
 // CHECK: memref.store
 // CHECK-NEXT: gpu.barrier
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0
@@ -31,7 +35,7 @@
 // CHECK-LABEL: gpu.func @plain
 // CHECK-NOT: gpu.barrier
 gpu.module @chained_kernels {
-  gpu.func @phases(%x: memref<64xf32>) kernel {
+  gpu.func @phases(%x: memref<64xf32>) kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 4, 1, 1>} {
     %c0 = arith.constant 0 : index
     %one = arith.constant 1.0 : f32
     %b = gpu.block_id x
