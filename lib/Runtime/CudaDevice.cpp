@@ -129,13 +129,21 @@ namespace {
 
 CudaDevice *current = nullptr;
 /// Each kernel's name (a key of its module's `functions`), for the
-/// messages of its launch.
-llvm::DenseMap<CUfunction, const char *> kernelNames;
+/// messages of its launch. Never destroyed: generated code unloads its
+/// modules from its own destructors at exit, after this file's statics.
+llvm::DenseMap<CUfunction, const char *> &kernelNames() {
+  static auto *names = new llvm::DenseMap<CUfunction, const char *>;
+  return *names;
+}
 /// The chained kernels (linnet-cuda-chain-launches: their module has a
 /// `<kernel>_grid_arrivals` counter), each with the most blocks the GPU
 /// holds at once (0 until its first launch): they are launched
 /// cooperatively, every block resident, with no more blocks than that.
-llvm::DenseMap<CUfunction, unsigned> chainedKernels;
+/// Never destroyed, as kernelNames.
+llvm::DenseMap<CUfunction, unsigned> &chainedKernels() {
+  static auto *kernels = new llvm::DenseMap<CUfunction, unsigned>;
+  return *kernels;
+}
 
 template <typename F>
 bool resolve(void *library, const char *name, F *&function) {
@@ -318,8 +326,8 @@ CudaDevice::open(const CudaRequirements &needs) {
 CudaDevice::~CudaDevice() {
   if (current == this) {
     current = nullptr;
-    kernelNames.clear();
-    chainedKernels.clear();
+    kernelNames().clear();
+    chainedKernels().clear();
   }
   Driver &d = *driver;
   if (d.stream)
@@ -424,8 +432,8 @@ void mgpuModuleUnload(void *module) {
   auto *m = static_cast<CudaDevice::Module *>(module);
   // The driver may give its kernels' handles to another module's.
   for (const auto &function : m->functions) {
-    kernelNames.erase(function.second);
-    chainedKernels.erase(function.second);
+    kernelNames().erase(function.second);
+    chainedKernels().erase(function.second);
   }
   if (m->loaded && current)
     current->api().cuModuleUnload(m->loaded);
@@ -446,7 +454,7 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
       r != kSuccess)
     failCall("finding kernel ", name, r, " in its cubin");
   CUfunction function = it->second;
-  kernelNames[function] = it->first().data();
+  kernelNames()[function] = it->first().data();
   // A chained kernel's module has its grid counter (linnet-cuda-lower-grid-
   // waits). A C array: failCall's unwinding would skip a string's
   // destructor.
@@ -462,9 +470,9 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   CUresult found =
       d.cuModuleGetGlobal(&counter, &counterBytes, m->loaded, counterName);
   if (found == kSuccess)
-    chainedKernels[function] = 0;
+    chainedKernels()[function] = 0;
   else if (found == kNotFound)
-    chainedKernels.erase(function);
+    chainedKernels().erase(function);
   else
     failCall("looking for the grid counter of kernel ", name, found);
   return function;
@@ -484,14 +492,14 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       void **params, void **extra, int64_t) {
   auto &d = currentDevice("mgpuLaunchKernel").api();
   auto describeLaunch = [&](intptr_t blocks, const char *how = "") {
-    const char *name = kernelNames.lookup(static_cast<CUfunction>(function));
+    const char *name = kernelNames().lookup(static_cast<CUfunction>(function));
     return (llvm::Twine("launching kernel `") + (name ? name : "?") + "` (" +
             llvm::Twine(blocks) + " blocks of " + llvm::Twine(blockX) +
             " threads" + how + ") failed: ")
         .str();
   };
-  auto chained = chainedKernels.find(static_cast<CUfunction>(function));
-  if (chained != chainedKernels.end()) {
+  auto chained = chainedKernels().find(static_cast<CUfunction>(function));
+  if (chained != chainedKernels().end()) {
     // Its blocks wait for each other: all must be resident at once.
     unsigned &resident = chained->second;
     if (resident == 0) {
