@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LaunchParts.h"
 #include "PassDetail.h"
 
 #include "linnet/Dialect/Linnet/IR/LinnetOps.h"
@@ -416,6 +417,9 @@ FailureOr<SmallVector<gpu::LaunchOp>> splitAtGridWaits(RewriterBase &rewriter,
   Block &body = launch.getBody().front();
   if (llvm::none_of(body, llvm::IsaPred<linnet::GridWaitOp>))
     return SmallVector<gpu::LaunchOp>{launch};
+  if (resident <= 0)
+    return launch.emitOpError("is emulated with resident-blocks=")
+           << resident << "; it must be at least 1";
   SmallVector<SmallVector<Operation *>> phases(1);
   for (Operation &op : body.without_terminator()) {
     if (isa<linnet::GridWaitOp>(op))
@@ -428,12 +432,7 @@ FailureOr<SmallVector<gpu::LaunchOp>> splitAtGridWaits(RewriterBase &rewriter,
   Value most = arith::ConstantIndexOp::create(rewriter, loc, resident);
   Value grid =
       arith::MinUIOp::create(rewriter, loc, launch.getGridSizeX(), most);
-  SmallVector<Type> workgroup = llvm::map_to_vector(
-      launch.getWorkgroupAttributions(),
-      [](BlockArgument buffer) { return buffer.getType(); });
-  if (resident <= 0)
-    return launch.emitOpError("is emulated with resident-blocks=")
-           << resident << "; it must be at least 1";
+  SmallVector<Type> workgroup = linnet::workgroupTypes(launch);
   SmallVector<gpu::LaunchOp> launches;
   for (ArrayRef<Operation *> phase : phases) {
     auto part = gpu::LaunchOp::create(
