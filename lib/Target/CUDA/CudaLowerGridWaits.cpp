@@ -129,13 +129,6 @@ struct CudaLowerGridWaitsPass
       // grid as known (LLVM would fold the grid size, the step of every
       // phase's loop and of the waits' count, to it).
       kernel.removeKnownGridSizeAttr();
-      // The phases' buffers are views of its workgroup bytes, which a
-      // 16-byte vector access needs aligned so.
-      for (unsigned index = 0; index < kernel.getNumWorkgroupAttributions();
-           ++index)
-        kernel.setWorkgroupAttributionAttr(
-            index, LLVM::LLVMDialect::getAlignAttrName(),
-            rewriter.getI64IntegerAttr(16));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

@@ -185,6 +185,7 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
   }
   SmallVector<linalg::LinalgOp> ops;
   launch.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+  SmallVector<Value> stages;
   for (linalg::LinalgOp original : ops) {
     Location loc = original.getLoc();
     FailureOr<linalg::LinalgOp> reordered =
@@ -193,13 +194,19 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
       return original.emitOpError(
           "cannot have its parallel loops put outermost for a GPU kernel");
     linalg::LinalgOp op = *reordered;
-    // A product for the tensor cores: 16 x 32 outputs per warp.
+    // A product for the tensor cores: 16 x 32 outputs per warp, its tiles
+    // staged in two workgroup buffers the launch's products share (each
+    // ends at a barrier before the next begins).
     if (std::optional<linnet::TensorCoreMatmul> matmul =
             linnet::matchTensorCoreMatmul(op, threadsPerBlock)) {
+      if (stages.empty())
+        for (MemRefType type : linnet::tensorCoreStageTypes(
+                 rewriter.getContext(), threadsPerBlock))
+          stages.push_back(launch.addWorkgroupAttribution(type, loc));
       rewriter.setInsertionPointAfter(op);
       gpu::BarrierOp::create(rewriter, loc);
       if (failed(linnet::lowerToTensorCores(rewriter, op, *matmul, thread,
-                                            threads)))
+                                            threadsPerBlock, stages)))
         return failure();
       continue;
     }

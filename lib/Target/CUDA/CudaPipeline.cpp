@@ -175,6 +175,7 @@ void addBinaryStage(OpPassManager &pm, const CudaPipelineOptions &options) {
     buildCpuPipelineOnBuffers(pm, host);
     return;
   }
+  pm.addPass(createLinnetCudaAlignWorkgroupBuffers());
   pm.addPass(createLinnetCudaLowerGridWaits());
   pm.addPass(createLinnetCudaLowerBf16Mma());
   pm.addPass(createConvertNVGPUToNVVMPass());

@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -170,9 +171,24 @@ SmallVector<int64_t> tensorCoreBlockTile(linalg::LinalgOp op,
   return tile;
 }
 
+std::array<MemRefType, 2> tensorCoreStageTypes(MLIRContext *context,
+                                               int64_t threadsPerBlock) {
+  auto space =
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+  Type bf16 = BFloat16Type::get(context);
+  int64_t columns =
+      threadsPerBlock / kWarpSize / kBlockRowWarps * kWarpTileColumns;
+  auto stage = [&](int64_t rows) {
+    return MemRefType::get({rows * kStageRowElements}, bf16, AffineMap(),
+                           space);
+  };
+  return {stage(kBlockRowWarps * kMmaRows), stage(columns)};
+}
+
 LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
                                  const TensorCoreMatmul &matmul, Value thread,
-                                 Value threads) {
+                                 int64_t threadsPerBlock,
+                                 ArrayRef<Value> stages) {
   Location loc = op.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -198,15 +214,48 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
     extents.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
   int64_t depth = op.getStaticLoopRanges()[matmul.k];
   Value rows = extents[matmul.m], columns = extents[matmul.n];
+  const int64_t columnWarps = threadsPerBlock / kWarpSize / kBlockRowWarps;
+  const int64_t tileRows = kBlockRowWarps * kMmaRows;
+  const int64_t tileColumns = columnWarps * kWarpTileColumns;
   Value warpSize = constant(kWarpSize);
   Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
   Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
-  Value warps = arith::DivUIOp::create(b, loc, threads, warpSize);
   Value group = arith::DivUIOp::create(b, loc, lane, constant(4));
   Value quad = arith::RemUIOp::create(b, loc, lane, constant(4));
+  // Warp w's tile is row (w mod 4), column (w / 4) of the block tile's.
+  Value warpRow = mul(
+      arith::RemUIOp::create(b, loc, warp, constant(kBlockRowWarps)), kMmaRows);
+  Value warpColumn =
+      mul(arith::DivUIOp::create(b, loc, warp, constant(kBlockRowWarps)),
+          kWarpTileColumns);
 
-  // The warps' tiles: every other parallel loop's index, then a 16-row and
-  // a 32-column index (neighbouring warps share their rows of A).
+  OpOperand &lhs = *op.getDpsInputOperand(matmul.lhs);
+  OpOperand &rhs = *op.getDpsInputOperand(matmul.rhs);
+  OpOperand &out = *op.getDpsInitOperand(0);
+  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
+
+  // The stages as the kernel reads them (its buffers do, in the default
+  // memory space: NVPTX infers the shared one back).
+  Value stage[2];
+  for (unsigned side = 0; side < 2; ++side) {
+    auto type = cast<MemRefType>(stages[side].getType());
+    stage[side] = memref::MemorySpaceCastOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        stages[side]);
+  }
+  // Whether each input is read as 16-byte vectors: contiguous along the
+  // depth (known here) and aligned (known at run time).
+  constexpr int64_t kChunk = kVectorBytes / 2;
+  Value asVectors[2];
+  OpOperand *sides[2] = {&lhs, &rhs};
+  for (unsigned side = 0; side < 2; ++side)
+    asVectors[side] =
+        readsContiguously(op, *sides[side], matmul.k)
+            ? alignedForVectors(b, loc, sides[side]->get())
+            : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
+
+  // The block tiles: every other parallel loop's index, then a 64-row and
+  // a column index; all of a block's threads run each alike.
   SmallVector<unsigned> others;
   SmallVector<Value> counts;
   for (unsigned d = 0; d < extents.size(); ++d)
@@ -215,38 +264,38 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
       counts.push_back(extents[d]);
     }
   counts.push_back(
-      arith::CeilDivUIOp::create(b, loc, rows, constant(kMmaRows)));
+      arith::CeilDivUIOp::create(b, loc, rows, constant(tileRows)));
   counts.push_back(
-      arith::CeilDivUIOp::create(b, loc, columns, constant(kWarpTileColumns)));
+      arith::CeilDivUIOp::create(b, loc, columns, constant(tileColumns)));
   Value total = constant(1);
   for (Value count : counts)
     total = arith::MulIOp::create(b, loc, total, count);
-  auto tiles = scf::ForOp::create(b, loc, constant(0), total, warps);
+  auto tiles = scf::ForOp::create(b, loc, constant(0), total, constant(1));
   b.setInsertionPointToStart(tiles.getBody());
-  Value tileIndex = add(tiles.getInductionVar(), warp);
-  Value valid = below(tileIndex, total);
-  Value clamped =
-      arith::SelectOp::create(b, loc, valid, tileIndex, constant(0));
   ValueRange position =
-      affine::AffineDelinearizeIndexOp::create(b, loc, clamped, counts,
-                                               /*hasOuterBound=*/true)
+      affine::AffineDelinearizeIndexOp::create(b, loc, tiles.getInductionVar(),
+                                               counts, /*hasOuterBound=*/true)
           .getResults();
   SmallVector<Value> base(extents.size(), constant(0));
   for (auto [d, index] : llvm::zip(others, position))
     base[d] = index;
-  Value firstRow = mul(position[others.size()], kMmaRows);
-  Value firstColumn = mul(position[others.size() + 1], kWarpTileColumns);
+  Value tileFirst[2] = {mul(position[others.size()], tileRows),
+                        mul(position[others.size() + 1], tileColumns)};
+  Value sideExtent[2] = {rows, columns};
+  unsigned sideLoop[2] = {matmul.m, matmul.n};
+  int64_t sideRows[2] = {tileRows, tileColumns};
+  Value firstRow = add(tileFirst[0], warpRow);
+  Value firstColumn = add(tileFirst[1], warpColumn);
 
-  // This lane's rows (of A and the accumulators), the columns of its
-  // accumulators and of B, and whether each lies inside the product.
+  // This lane's rows and columns of the accumulators, and whether each
+  // lies inside the product.
   Value laneRows[2], rowInside[2];
   for (int64_t half = 0; half < 2; ++half) {
     laneRows[half] = add(add(firstRow, group), constant(8 * half));
-    rowInside[half] = both(valid, below(laneRows[half], rows));
+    rowInside[half] = below(laneRows[half], rows);
   }
   constexpr int64_t kParts = kWarpTileColumns / kMmaColumns;
   Value sumColumns[kParts][2], sumColumnInside[kParts][2];
-  Value bColumns[kParts], bColumnInside[kParts];
   for (int64_t part = 0; part < kParts; ++part) {
     Value partColumn = add(firstColumn, constant(kMmaColumns * part));
     for (int64_t pair = 0; pair < 2; ++pair) {
@@ -254,14 +303,7 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
           add(add(partColumn, mul(quad, 2)), constant(pair));
       sumColumnInside[part][pair] = below(sumColumns[part][pair], columns);
     }
-    bColumns[part] = add(partColumn, group);
-    bColumnInside[part] = both(valid, below(bColumns[part], columns));
   }
-
-  OpOperand &lhs = *op.getDpsInputOperand(matmul.lhs);
-  OpOperand &rhs = *op.getDpsInputOperand(matmul.rhs);
-  OpOperand &out = *op.getDpsInitOperand(0);
-  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
   auto sumsType = VectorType::get({2, 2}, f32);
   auto outIvs = [&](int64_t part, int64_t half, int64_t pair) {
     SmallVector<Value> ivs = base;
@@ -284,43 +326,147 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
     sums.push_back(vector::FromElementsOp::create(b, loc, sumsType, elements));
   }
 
+  // The chunks this thread copies: chunk c of a side is row c / 4 of its
+  // tile, 8 of the depth at 8 (c mod 4), so four lanes read a row's 64
+  // bytes; a thread has chunks thread, thread + threads, ...
+  auto chunkType = VectorType::get({kChunk}, bf16);
+  constexpr int64_t kChunksPerRow = kStageDepth / kChunk;
+  struct Chunk {
+    unsigned side;
+    Value index;
+    bool mayBePast; // whether the index may be past the side's chunks
+  };
+  SmallVector<Chunk> chunks;
+  for (unsigned side = 0; side < 2; ++side) {
+    int64_t count = sideRows[side] * kChunksPerRow;
+    for (int64_t first = 0; first < count; first += threadsPerBlock)
+      chunks.push_back({side, add(thread, constant(first)),
+                        first + threadsPerBlock > count});
+  }
+  auto chunkRow = [&](const Chunk &chunk) -> Value {
+    return arith::DivUIOp::create(b, loc, chunk.index, constant(kChunksPerRow));
+  };
+  auto chunkDepth = [&](const Chunk &chunk) {
+    return mul(
+        arith::RemUIOp::create(b, loc, chunk.index, constant(kChunksPerRow)),
+        kChunk);
+  };
+  auto chunkInTile = [&](const Chunk &chunk) {
+    return below(chunk.index, constant(sideRows[chunk.side] * kChunksPerRow));
+  };
+  // A chunk's elements at depth `step` on: a 16-byte load where it may
+  // be one, element by element otherwise, zero past the product's edges.
+  auto loadChunk = [&](const Chunk &chunk, Value step) -> Value {
+    OpOperand &operand = *sides[chunk.side];
+    SmallVector<Value> ivs = base;
+    unsigned loop = sideLoop[chunk.side];
+    ivs[loop] = add(tileFirst[chunk.side], chunkRow(chunk));
+    ivs[matmul.k] = add(step, chunkDepth(chunk));
+    Value inside = both(below(ivs[loop], sideExtent[chunk.side]),
+                        below(ivs[matmul.k], constant(depth)));
+    if (chunk.mayBePast)
+      inside = both(inside, chunkInTile(chunk));
+    auto load = scf::IfOp::create(
+        b, loc, both(inside, asVectors[chunk.side]),
+        [&](OpBuilder &, Location at) {
+          Value loaded = vector::LoadOp::create(
+              b, at, chunkType, operand.get(),
+              indicesAt(b, at, op.getMatchingIndexingMap(&operand), ivs),
+              /*nontemporal=*/false, llvm::MaybeAlign(kVectorBytes));
+          scf::YieldOp::create(b, at, loaded);
+        },
+        [&](OpBuilder &, Location at) {
+          SmallVector<Value> elements;
+          for (int64_t e = 0; e < kChunk; ++e) {
+            SmallVector<Value> elementIvs = ivs;
+            elementIvs[matmul.k] = add(ivs[matmul.k], constant(e));
+            elements.push_back(
+                loadOrZero(b, at, op, operand, elementIvs, inside));
+          }
+          scf::YieldOp::create(
+              b, at,
+              vector::FromElementsOp::create(b, at, chunkType, elements)
+                  .getResult());
+        });
+    return load.getResult(0);
+  };
+  auto storeChunk = [&](const Chunk &chunk, Value elements) {
+    auto store = [&] {
+      Value at =
+          add(mul(chunkRow(chunk), kStageRowElements), chunkDepth(chunk));
+      vector::StoreOp::create(b, loc, elements, stage[chunk.side],
+                              ValueRange{at}, /*nontemporal=*/false,
+                              llvm::MaybeAlign(kVectorBytes));
+    };
+    if (!chunk.mayBePast)
+      return store();
+    scf::IfOp::create(b, loc, chunkInTile(chunk), [&](OpBuilder &, Location) {
+      store();
+      scf::YieldOp::create(b, loc);
+    });
+  };
+
+  // The first step's chunks are loaded before the loop, each later step's
+  // while the tensor cores work on the one before: a step's loads are in
+  // flight during the previous step's mma.sync.
+  SmallVector<Value> carried = sums;
+  for (const Chunk &chunk : chunks)
+    carried.push_back(loadChunk(chunk, constant(0)));
   auto steps = scf::ForOp::create(b, loc, constant(0), constant(depth),
-                                  constant(kMmaDepth), sums);
+                                  constant(kStageDepth), carried);
   b.setInsertionPointToStart(steps.getBody());
   Value step = steps.getInductionVar();
-  Value laneDepth = add(step, mul(quad, 2));
-  // A: registers 0..3 hold rows (group, group + 8, group, group + 8) at
-  // depths (0, 0, 8, 8) past the lane's.
-  SmallVector<Value> aElements;
-  for (int64_t reg = 0; reg < 4; ++reg)
-    for (int64_t pair = 0; pair < 2; ++pair) {
-      SmallVector<Value> ivs = base;
-      ivs[matmul.m] = laneRows[reg % 2];
-      ivs[matmul.k] = add(laneDepth, constant(8 * (reg / 2) + pair));
-      aElements.push_back(loadOrZero(b, loc, op, lhs, ivs, rowInside[reg % 2]));
-    }
-  Value a = vector::FromElementsOp::create(
-      b, loc, VectorType::get({4, 2}, bf16), aElements);
+  // The last step's reads of the stages (or the previous tile's, or an
+  // earlier op's) are done before they are written again.
+  gpu::BarrierOp::create(b, loc);
+  for (auto [chunk, elements] :
+       llvm::zip(chunks, steps.getRegionIterArgs().drop_front(kParts)))
+    storeChunk(chunk, elements);
+  gpu::BarrierOp::create(b, loc);
   SmallVector<Value> next;
-  for (int64_t part = 0; part < kParts; ++part) {
-    // B: registers 0..1 hold column `group` at depths 0 and 8 past the
-    // lane's.
-    SmallVector<Value> bElements;
-    for (int64_t reg = 0; reg < 2; ++reg)
-      for (int64_t pair = 0; pair < 2; ++pair) {
-        SmallVector<Value> ivs = base;
-        ivs[matmul.n] = bColumns[part];
-        ivs[matmul.k] = add(laneDepth, constant(8 * reg + pair));
-        bElements.push_back(
-            loadOrZero(b, loc, op, rhs, ivs, bColumnInside[part]));
-      }
-    Value bFragment = vector::FromElementsOp::create(
-        b, loc, VectorType::get({2, 2}, bf16), bElements);
-    next.push_back(nvgpu::MmaSyncOp::create(
-        b, loc, a, bFragment, steps.getRegionIterArg(part),
-        b.getI64ArrayAttr({kMmaRows, kMmaColumns, kMmaDepth})));
+  Value nextStep = add(step, constant(kStageDepth));
+  for (const Chunk &chunk : chunks)
+    next.push_back(loadChunk(chunk, nextStep));
+
+  // A fragment's pair of elements at (row, depth) of a stage: one 32-bit
+  // shared load.
+  auto pairType = VectorType::get({2}, bf16);
+  auto loadPair = [&](unsigned side, Value row, Value at) {
+    return vector::LoadOp::create(
+        b, loc, pairType, stage[side],
+        ValueRange{add(mul(row, kStageRowElements), at)},
+        /*nontemporal=*/false, llvm::MaybeAlign(4));
+  };
+  SmallVector<Value> current(steps.getRegionIterArgs().take_front(kParts));
+  for (int64_t half = 0; half < kStageDepth / kMmaDepth; ++half) {
+    Value laneDepth = add(constant(kMmaDepth * half), mul(quad, 2));
+    // A: registers 0..3 hold rows (group, group + 8, group, group + 8) at
+    // depths (0, 0, 8, 8) past the lane's.
+    Value a = arith::ConstantOp::create(
+        b, loc, b.getZeroAttr(VectorType::get({4, 2}, bf16)));
+    for (int64_t reg = 0; reg < 4; ++reg)
+      a = vector::InsertOp::create(
+          b, loc,
+          loadPair(0, add(add(warpRow, group), constant(8 * (reg % 2))),
+                   add(laneDepth, constant(8 * (reg / 2)))),
+          a, ArrayRef<int64_t>{reg});
+    for (int64_t part = 0; part < kParts; ++part) {
+      // B: registers 0..1 hold column `group` at depths 0 and 8 past the
+      // lane's.
+      Value column = add(add(warpColumn, constant(kMmaColumns * part)), group);
+      Value bFragment = arith::ConstantOp::create(
+          b, loc, b.getZeroAttr(VectorType::get({2, 2}, bf16)));
+      for (int64_t reg = 0; reg < 2; ++reg)
+        bFragment = vector::InsertOp::create(
+            b, loc, loadPair(1, column, add(laneDepth, constant(8 * reg))),
+            bFragment, ArrayRef<int64_t>{reg});
+      current[part] = nvgpu::MmaSyncOp::create(
+          b, loc, a, bFragment, current[part],
+          b.getI64ArrayAttr({kMmaRows, kMmaColumns, kMmaDepth}));
+    }
   }
-  scf::YieldOp::create(b, loc, next);
+  llvm::append_range(current, next);
+  scf::YieldOp::create(b, loc, current);
 
   b.setInsertionPointAfter(steps);
   for (int64_t part = 0; part < kParts; ++part)

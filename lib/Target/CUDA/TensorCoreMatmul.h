@@ -5,7 +5,10 @@
 // warp computes 16 x 32 tiles of the product with `mma.sync` m16n8k16
 // (nvgpu.mma.sync: each lane holds a fixed fragment of A, B and the
 // accumulators; MLIR22_NOTES.md "Tensor cores"), where one thread per
-// output would run the CUDA cores at a small part of their peak.
+// output would run the CUDA cores at a small part of their peak. A block
+// stages its tiles of A and B in workgroup memory, 32 of the depth at a
+// time, read from global memory in coalesced 16-byte vectors: each element
+// then leaves global memory once a block, not once a warp that uses it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <array>
 #include <optional>
 
 namespace linnet {
@@ -27,6 +31,13 @@ inline constexpr int64_t kMmaDepth = 16;
 inline constexpr int64_t kWarpTileColumns = 4 * kMmaColumns;
 /// Warps of a block along the rows; the rest go along the columns.
 inline constexpr int64_t kBlockRowWarps = 4;
+
+/// The depth of the tiles of A and B a block stages per step.
+inline constexpr int64_t kStageDepth = 32;
+/// Elements from one staged row to the next: the depth and 8 more, so rows
+/// stay 16-byte aligned (80 bytes) and the 32 lanes reading a fragment
+/// (rows l / 4, words l % 4 of them) fall in 32 different banks.
+inline constexpr int64_t kStageRowElements = kStageDepth + 8;
 
 /// A unit attribute on a product whose rows are a run-time count that is
 /// below 16 where it runs (linnet-cuda-version-products' first form): a
@@ -58,17 +69,26 @@ llvm::SmallVector<int64_t> tensorCoreBlockTile(mlir::linalg::LinalgOp op,
                                                const TensorCoreMatmul &matmul,
                                                int64_t threadsPerBlock);
 
-/// Replaces `op` (on buffers) by code in a block of `threads` threads,
-/// `thread` this one's id: warp w computes 16 x 32 tiles w, w + warps, ...
-/// of the output, its lanes loading their fragments of A and B (zero past
-/// the edges), an `nvgpu.mma.sync` per 16 x 8 part and 16 of the reduced
-/// depth, and storing their accumulators. Every thread runs the loops alike
-/// (a warp past the last tile computes nothing it keeps), so each mma.sync
-/// sees a whole warp.
-mlir::LogicalResult lowerToTensorCores(mlir::RewriterBase &rewriter,
-                                       mlir::linalg::LinalgOp op,
-                                       const TensorCoreMatmul &matmul,
-                                       mlir::Value thread, mlir::Value threads);
+/// The workgroup buffers a block of `threadsPerBlock` threads stages its
+/// tiles of A and of B in: bf16, kStageRowElements a row of the block tile.
+std::array<mlir::MemRefType, 2> tensorCoreStageTypes(mlir::MLIRContext *context,
+                                                     int64_t threadsPerBlock);
+
+/// Replaces `op` (on buffers) by code in a block of `threadsPerBlock`
+/// threads, `thread` this one's id, `stages` workgroup buffers of
+/// tensorCoreStageTypes: for each block tile of the output (64 rows, 32
+/// columns a column of warps), for each 32 of the reduced depth, the block
+/// copies its rows of A and B into the stages (16-byte vectors where the
+/// operand is contiguous along the depth and aligned, element by element
+/// otherwise; zero past the edges), waits at a barrier, and each warp
+/// multiplies its 16 x 32 tile's fragments from there with four
+/// `nvgpu.mma.sync` per 16 of the depth; a barrier again before the next
+/// copy. The sums stay in registers and are stored once. Every thread runs
+/// the loops alike, so each barrier and mma.sync sees whole warps.
+mlir::LogicalResult
+lowerToTensorCores(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp op,
+                   const TensorCoreMatmul &matmul, mlir::Value thread,
+                   int64_t threadsPerBlock, llvm::ArrayRef<mlir::Value> stages);
 
 } // namespace linnet
 

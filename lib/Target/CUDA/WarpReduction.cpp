@@ -25,9 +25,6 @@ namespace linnet {
 
 namespace {
 
-/// Bytes of one vector load: what a lane reads at once (ld.global.v4).
-constexpr int64_t kVectorBytes = 16;
-
 /// The position of `op`'s one reduction loop.
 unsigned reductionLoop(linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -35,30 +32,6 @@ unsigned reductionLoop(linalg::LinalgOp op) {
     if (iterator == utils::IteratorType::reduction)
       return d;
   llvm_unreachable("a warp reduction has a reduction loop");
-}
-
-/// An input read along the reduced axis `red` contiguously: a buffer whose
-/// last index is the reduction loop alone (no other index uses it), with
-/// unit stride there; its elements are whole bytes.
-bool readsContiguously(linalg::LinalgOp op, OpOperand &operand, unsigned red) {
-  auto type = dyn_cast<MemRefType>(operand.get().getType());
-  if (!type || type.getRank() == 0)
-    return false;
-  unsigned bits = type.getElementTypeBitWidth();
-  if (bits != 8 && bits != 16 && bits != 32)
-    return false;
-  AffineMap map = op.getMatchingIndexingMap(&operand);
-  unsigned last = map.getNumResults() - 1;
-  if (map.getResult(last) != getAffineDimExpr(red, op.getContext()))
-    return false;
-  for (unsigned r = 0; r < last; ++r)
-    if (map.getResult(r).isFunctionOfDim(red))
-      return false;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return false;
-  return strides.back() == 1;
 }
 
 /// `combiner` (of the op's body) applied to `lhs` and `rhs`.
@@ -100,8 +73,29 @@ Value loadInput(OpBuilder &b, Location loc, linalg::LinalgOp op,
       indicesAt(b, loc, op.getMatchingIndexingMap(&operand), ivs));
 }
 
-/// Whether `memref`'s first element and every row (each stride but the
-/// unit one) fall on 16-byte boundaries: the vector loads' alignment.
+} // namespace
+
+bool readsContiguously(linalg::LinalgOp op, OpOperand &operand, unsigned red) {
+  auto type = dyn_cast<MemRefType>(operand.get().getType());
+  if (!type || type.getRank() == 0)
+    return false;
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits != 8 && bits != 16 && bits != 32)
+    return false;
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  unsigned last = map.getNumResults() - 1;
+  if (map.getResult(last) != getAffineDimExpr(red, op.getContext()))
+    return false;
+  for (unsigned r = 0; r < last; ++r)
+    if (map.getResult(r).isFunctionOfDim(red))
+      return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  return strides.back() == 1;
+}
+
 Value alignedForVectors(OpBuilder &b, Location loc, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   int64_t bytes = type.getElementTypeBitWidth() / 8;
@@ -125,8 +119,6 @@ Value alignedForVectors(OpBuilder &b, Location loc, Value memref) {
         isMultiple(arith::MulIOp::create(b, loc, stride, elementBytes)));
   return aligned;
 }
-
-} // namespace
 
 SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
                              ArrayRef<Value> ivs) {

@@ -22,6 +22,21 @@ namespace linnet {
 /// Lanes of an NVIDIA warp.
 inline constexpr int64_t kWarpSize = 32;
 
+/// Bytes of one vector access: what a lane reads at once (ld.global.v4).
+inline constexpr int64_t kVectorBytes = 16;
+
+/// Whether `op` reads `operand` contiguously along loop `red`: a buffer
+/// whose last index is that loop alone (no other index uses it), with unit
+/// stride there; its elements are whole bytes.
+bool readsContiguously(mlir::linalg::LinalgOp op, mlir::OpOperand &operand,
+                       unsigned red);
+
+/// An i1: whether `memref`'s first element and every row (each stride but
+/// the unit one) fall on 16-byte boundaries, as vector accesses of
+/// kVectorBytes along its last axis need (known only at run time).
+mlir::Value alignedForVectors(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value memref);
+
 /// `map`'s results at the loop indices `ivs`: an operand's indices in a
 /// kernel that runs a linalg op's loops itself (a warp reduction, a
 /// tensor-core product).

@@ -28,7 +28,11 @@ GEMV's weights are read in vectors wherever its input is); prints a second
 line that counts them.
 --tensor-cores counts the kernels of the modules named that multiply bf16
 on the tensor cores (`mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`:
-the prompt's projections); each module must have one; prints a line.
+the prompt's projections); each module must have one, and each such kernel
+must read its fragments from tiles it staged in shared memory (16-byte
+`st.shared.v4` stores, `ld.shared.b32` fragment loads); prints a line that
+also counts those that copy a tile in with 16-byte global loads
+(`ld.global.v4`: an input contiguous along the depth).
 """
 import argparse
 import concurrent.futures
@@ -139,14 +143,22 @@ for module in args.wide_loads:
 
 MMA = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
 tensor_core_kernels = 0
+wide_tiles = 0
 for module in args.tensor_cores:
     if module not in kernels:
         sys.exit(f"{module}: no such kernel module")
     entries = re.split(r"(?=\.(?:visible|weak) \.entry )", kernels[module])[1:]
-    using = sum(1 for entry in entries if MMA in entry)
+    using = [entry for entry in entries if MMA in entry]
     if not using:
         sys.exit(f"{module}: no kernel multiplies on the tensor cores ({MMA})")
-    tensor_core_kernels += using
+    for entry in using:
+        name = re.match(r"\.\w+ \.entry (\w+)", entry).group(1)
+        if "st.shared.v4." not in entry or "ld.shared.b32" not in entry:
+            sys.exit(f"{name}: multiplies on the tensor cores without tiles staged in "
+                     f"shared memory")
+        if re.search(r"ld\.global(\.nc)?\.v4\.", entry):
+            wide_tiles += 1
+    tensor_core_kernels += len(using)
 
 if args.table:
     with open(args.table, "w") as f:
@@ -164,4 +176,5 @@ if args.wide_loads:
           f"each reading with 16-byte loads")
 if args.tensor_cores:
     print(f"{tensor_core_kernels} kernels in {len(args.tensor_cores)} modules multiply "
-          f"on the tensor cores ({MMA})")
+          f"on the tensor cores ({MMA}) from tiles staged in shared memory, "
+          f"{wide_tiles} of them copied in with 16-byte loads")

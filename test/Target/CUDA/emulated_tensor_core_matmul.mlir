@@ -24,10 +24,37 @@
 // TILES-LABEL: func.func @project_batch(
 // TILES: thread = [1, 64, 24, 0]
 
-// GPU-LABEL: gpu.func @project_0_generic
-// GPU-COUNT-4: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
-// GPU-LABEL: gpu.func @project_batch_0_generic
-// GPU-COUNT-4: nvgpu.mma.sync
+// The block stages 32 of the depth of its rows of A and B at a time in
+// two workgroup buffers (64 and 64 rows of 40 elements), copied in 16-byte
+// vectors where the input is contiguous along the depth and aligned (a run
+// time check), element by element otherwise; a step's chunks are loaded
+// during the step before (the first before the loop) and carried in
+// registers; each warp reads its fragments from the stages in pairs, 2 x 4
+// mma.sync a step.
+// GPU-LABEL: gpu.func @project_1_generic
+// GPU-SAME: workgroup({{.*}}, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>>)
+// GPU: memref.extract_aligned_pointer_as_index
+// GPU: scf.for
+// GPU: vector.load {{.*}} {alignment = 16 : i64} : memref<?x48xbf16, strided<[48, 1], offset: ?>>, vector<8xbf16>
+// GPU: vector.load {{.*}} {alignment = 16 : i64} : memref<40x48xbf16>, vector<8xbf16>
+// GPU: scf.for {{.*}} step %c32{{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<8xbf16>, vector<8xbf16>)
+// GPU-NEXT: gpu.barrier
+// GPU: vector.store {{.*}} {alignment = 16 : i64} : memref<2560xbf16>, vector<8xbf16>
+// GPU: vector.store {{.*}} {alignment = 16 : i64} : memref<2560xbf16>, vector<8xbf16>
+// GPU-NEXT: gpu.barrier
+// GPU: vector.load {{.*}} {alignment = 16 : i64} : memref<?x48xbf16, strided<[48, 1], offset: ?>>, vector<8xbf16>
+// GPU: vector.load {{.*}} {alignment = 16 : i64} : memref<40x48xbf16>, vector<8xbf16>
+// GPU: vector.load {{.*}} {alignment = 4 : i64} : memref<2560xbf16>, vector<2xbf16>
+// GPU-COUNT-8: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// GPU-NOT: nvgpu.mma.sync
+// GPU: scf.yield
+// GPU-LABEL: gpu.func @project_batch_1_generic
+// GPU-COUNT-8: nvgpu.mma.sync
+// A weight laid out along its columns has no vector copy, nor have rows
+// 98 bytes apart (the alignment check folds to false).
+// GPU-LABEL: gpu.func @project_offset_1_matmul
+// GPU-NOT: vector.load {{.*}}vector<8xbf16>
+// GPU: gpu.return
 
 // FEW-LABEL: gpu.func @project_few_0_generic
 // FEW-NOT: nvgpu.mma.sync
@@ -44,11 +71,17 @@
 // CHECK-NEXT: -6
 // CHECK-NEXT: 3
 // CHECK-NEXT: 0
+// CHECK-NEXT: -5
+// CHECK-NEXT: -8
+// CHECK-NEXT: -9
+// CHECK-NEXT: -5
+// CHECK-NEXT: 18
 
 #sk = affine_map<(s, k) -> (s, k)>
 #bsk = affine_map<(b, s, k) -> (b, s, k)>
 #x = affine_map<(s, n, k) -> (s, k)>
 #w = affine_map<(s, n, k) -> (n, k)>
+#wt = affine_map<(s, n, k) -> (k, n)>
 #y = affine_map<(s, n, k) -> (s, n)>
 #sn = affine_map<(s, n) -> (s, n)>
 #w2 = affine_map<(b, s, n, k) -> (n, k)>
@@ -209,10 +242,82 @@ func.func @project_batch(%w: tensor<24x32xbf16>, %x: tensor<2x?x32xbf16>) -> ten
   return %y : tensor<2x?x24xf32>
 }
 
+// xo[s, j] = (2 s + 3 j) mod 7 - 3, of which columns 1..48 are read: rows
+// 98 bytes apart, starting 2 bytes past a 16-byte boundary, which the
+// block copies element by element.
+func.func @rows_offset(%e: tensor<?x49xbf16>) -> tensor<?x49xbf16> {
+  %r = linalg.generic {indexing_maps = [#sk], iterator_types = ["parallel", "parallel"]}
+      outs(%e : tensor<?x49xbf16>) {
+  ^bb0(%o: bf16):
+    %s = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c7 = arith.constant 7 : index
+    %s2 = arith.muli %s, %c2 : index
+    %j3 = arith.muli %j, %c3 : index
+    %t = arith.addi %s2, %j3 : index
+    %m = arith.remui %t, %c7 : index
+    %c = arith.subi %m, %c3 : index
+    %ci = arith.index_cast %c : index to i32
+    %cf = arith.sitofp %ci : i32 to bf16
+    linalg.yield %cf : bf16
+  } -> tensor<?x49xbf16>
+  return %r : tensor<?x49xbf16>
+}
+
+// wt[k, n] = (k + 4 n) mod 5 - 2: a weight laid out along its columns, not
+// the depth, which the block also copies element by element.
+func.func @weights_transposed(%e: tensor<48x40xbf16>) -> tensor<48x40xbf16> {
+  %r = linalg.generic {indexing_maps = [#sk], iterator_types = ["parallel", "parallel"]}
+      outs(%e : tensor<48x40xbf16>) {
+  ^bb0(%o: bf16):
+    %k = linalg.index 0 : index
+    %n = linalg.index 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %c5 = arith.constant 5 : index
+    %n4 = arith.muli %n, %c4 : index
+    %t = arith.addi %k, %n4 : index
+    %m = arith.remui %t, %c5 : index
+    %c = arith.subi %m, %c2 : index
+    %ci = arith.index_cast %c : index to i32
+    %cf = arith.sitofp %ci : i32 to bf16
+    linalg.yield %cf : bf16
+  } -> tensor<48x40xbf16>
+  return %r : tensor<48x40xbf16>
+}
+
+// y3[s, n] = sum_k xo[s, k + 1] wt[k, n]
+func.func @project_offset(%xo: tensor<?x49xbf16>, %w: tensor<48x40xbf16>) -> tensor<?x40xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = tensor.dim %xo, %c0 : tensor<?x49xbf16>
+  %x = tensor.extract_slice %xo[0, 1] [%rows, 48] [1, 1] : tensor<?x49xbf16> to tensor<?x48xbf16>
+  %e = tensor.empty(%rows) : tensor<?x40xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x40xf32>) -> tensor<?x40xf32>
+  %y = linalg.generic {indexing_maps = [#x, #wt, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x48xbf16>, tensor<48x40xbf16>) outs(%f : tensor<?x40xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x40xf32>
+  return %y : tensor<?x40xf32>
+}
+
 func.func @print(%y: tensor<?x40xbf16>, %s: index, %n: index) {
   %v = tensor.extract %y[%s, %n] : tensor<?x40xbf16>
   %f = arith.extf %v : bf16 to f32
   vector.print %f : f32
+  return
+}
+
+func.func @print_f32(%y: tensor<?x40xf32>, %s: index, %n: index) {
+  %v = tensor.extract %y[%s, %n] : tensor<?x40xf32>
+  vector.print %v : f32
   return
 }
 
@@ -262,5 +367,16 @@ func.func @main() {
   func.call @print_batch(%y2, %c1, %c5, %c17) : (tensor<2x?x24xf32>, index, index, index) -> ()
   func.call @print_batch(%y2, %c0, %c16, %c9) : (tensor<2x?x24xf32>, index, index, index) -> ()
   func.call @print_batch(%y2, %c1, %c15, %c0) : (tensor<2x?x24xf32>, index, index, index) -> ()
+
+  %exo = tensor.empty(%c37) : tensor<?x49xbf16>
+  %xo = func.call @rows_offset(%exo) : (tensor<?x49xbf16>) -> tensor<?x49xbf16>
+  %ewt = tensor.empty() : tensor<48x40xbf16>
+  %wt = func.call @weights_transposed(%ewt) : (tensor<48x40xbf16>) -> tensor<48x40xbf16>
+  %y3 = func.call @project_offset(%xo, %wt) : (tensor<?x49xbf16>, tensor<48x40xbf16>) -> tensor<?x40xf32>
+  func.call @print_f32(%y3, %c0, %c0) : (tensor<?x40xf32>, index, index) -> ()
+  func.call @print_f32(%y3, %c36, %c39) : (tensor<?x40xf32>, index, index) -> ()
+  func.call @print_f32(%y3, %c17, %c20) : (tensor<?x40xf32>, index, index) -> ()
+  func.call @print_f32(%y3, %c31, %c8) : (tensor<?x40xf32>, index, index) -> ()
+  func.call @print_f32(%y3, %c15, %c33) : (tensor<?x40xf32>, index, index) -> ()
   return
 }

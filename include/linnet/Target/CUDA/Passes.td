@@ -316,6 +316,18 @@ def LinnetCudaChainLaunches
   ];
 }
 
+def LinnetCudaAlignWorkgroupBuffers
+    : Pass<"linnet-cuda-align-workgroup-buffers", "mlir::ModuleOp"> {
+  let summary = "Align every kernel's workgroup buffers to 16 bytes";
+  let description = [{
+    After kernel outlining: each workgroup attribution of each `gpu.func`
+    gets `llvm.align = 16` (one that has 16 or more keeps it), since kernels
+    store and load their staged tiles and views in 16-byte vectors, and the
+    NVVM lowering would otherwise align a buffer to its element type alone.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def LinnetCudaLowerGridWaits
     : Pass<"linnet-cuda-lower-grid-waits", "mlir::ModuleOp"> {
   let summary = "Make each linnet.grid_wait an arrival on a counter and a poll";
