@@ -28,7 +28,14 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     (`linnet.expert_matmul` with few slots: a decode) splits each product
     into N outputs per iteration of its forall (an expert's output size a
     multiple of N), so that a GPU runs a decode's 8 slots as 8 x O / N
-    blocks instead of 8.
+    blocks instead of 8; the grouped form's tiles likewise.
+
+    With `expert-group-rows=N` the grouped form of a routed matmul (many
+    slots: a prompt) sorts the slots into tiles of N rows of one expert
+    (8 by default, the CPU's; a GPU's tensor cores want 64), and with
+    `expert-output-tile` each tile's product is split into that many
+    outputs per iteration of its forall as the per-slot form's is, so that
+    a block holds a tile of the product, not an expert's whole output.
 
     With `keep-slot-products` a routed matmul that takes a row per slot,
     of static sizes and few slots (a decode's down projection of its
@@ -50,6 +57,9 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     Option<"expertOutputTile", "expert-output-tile", "int64_t", "0",
            "Outputs of a routed matmul's product per slot in one iteration "
            "of its forall (0: all of an expert's)">,
+    Option<"expertGroupRows", "expert-group-rows", "int64_t", "8",
+           "Rows of one tile of a routed matmul's grouped form (slots "
+           "sorted by expert)">,
     Option<"keepSlotProducts", "keep-slot-products", "bool", "false",
            "Leave a routed matmul of a row per slot, static and of few "
            "slots, for its consumer's region">,

@@ -17,10 +17,11 @@
 // where the rows are dynamic) each expert's weights would be read once per
 // slot that chose it. The grouped form reads them once per tile of slots
 // instead, as vLLM's fused MoE does: the slots are sorted by expert (a counting
-// sort) into tiles of kGroupTileRows rows, each expert's last tile padded; one
-// matmul per tile against its expert's [O, I] weights (the forall over tiles is
-// the dispatch region); and each slot's result gathered back from its sorted
-// row.
+// sort) into tiles of `groupRows` rows (8 on a CPU, 64 for a GPU's tensor
+// cores), each expert's last tile padded; one matmul per tile against its
+// expert's [O, I] weights, a tile of `outputTile` of its outputs a forall
+// iteration (the forall over tiles is the dispatch region); and each slot's
+// result gathered back from its sorted row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,9 +39,6 @@ using namespace mlir;
 
 namespace linnet::lowering {
 namespace {
-
-/// Rows of one tile of the grouped form: slots routed to one expert.
-constexpr int64_t kGroupTileRows = 8;
 
 /// Slots per expert, on average, from which the grouped form pays.
 constexpr int64_t kGroupedSlotsPerExpert = 4;
@@ -131,7 +129,8 @@ struct SlotExpert {
 };
 
 /// The grouped form (see the file comment): y [R, K, O].
-Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o) {
+Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o,
+                   int64_t groupRows, int64_t outputTile) {
   MLIRContext *context = b.getContext();
   Value input = o.input, experts = o.experts;
   Type elementType = o.elementType;
@@ -145,7 +144,7 @@ Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o) {
   Value numExperts = index(weightSizes[0]);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value tileRows = arith::ConstantIndexOp::create(b, loc, kGroupTileRows);
+  Value tileRows = arith::ConstantIndexOp::create(b, loc, groupRows);
   Value count = arith::MulIOp::create(b, loc, rows, slots);
   // At most one partly filled tile per expert.
   Value maxTiles = arith::AddIOp::create(
@@ -257,9 +256,19 @@ Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o) {
           })
           .getResult(0);
 
-  // 5. One matmul per tile against its expert's weights.
+  // 5. One matmul per tile against its expert's weights, `outputTile` of
+  // its outputs an iteration where that divides the expert's static
+  // outputs (all of them otherwise).
+  std::optional<int64_t> outputs = getConstantIntValue(outSize);
+  int64_t columns = outputTile > 0 && outputs && *outputs > outputTile &&
+                            *outputs % outputTile == 0
+                        ? outputTile
+                        : 0;
+  SmallVector<OpFoldResult> tileCounts = {numTiles};
+  if (columns)
+    tileCounts.push_back(b.getIndexAttr(*outputs / columns));
   Value sortedOutput = createEmpty(b, loc, {maxSorted, outSize}, elementType);
-  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{numTiles},
+  auto forall = scf::ForallOp::create(b, loc, tileCounts,
                                       ValueRange{sortedOutput}, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -268,26 +277,34 @@ Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o) {
     Value e = readIndex(b, loc, tileExperts, {t});
     Value first = arith::MulIOp::create(b, loc, t, tileRows);
     OpFoldResult zeroIndex = b.getIndexAttr(0), oneIndex = b.getIndexAttr(1),
-                 tileSize = b.getIndexAttr(kGroupTileRows);
-    Value matrix = o.expertMatrix(b, loc, e);
+                 tileSize = b.getIndexAttr(groupRows);
+    OpFoldResult firstOutput = zeroIndex, tileOutputs = outSize;
+    if (columns) {
+      firstOutput =
+          arith::MulIOp::create(b, loc, forall.getInductionVar(1),
+                                arith::ConstantIndexOp::create(b, loc, columns))
+              .getResult();
+      tileOutputs = b.getIndexAttr(columns);
+    }
+    Value matrix = o.expertMatrix(b, loc, e, firstOutput, columns);
     auto tileType = RankedTensorType::get(
-        {kGroupTileRows, o.inputType.getShape().back()}, elementType);
+        {groupRows, o.inputType.getShape().back()}, elementType);
     Value tile = tensor::ExtractSliceOp::create(
         b, loc, tileType, sortedInput, ArrayRef<OpFoldResult>{first, zeroIndex},
         ArrayRef<OpFoldResult>{tileSize, inSize},
         ArrayRef<OpFoldResult>{oneIndex, oneIndex});
     // out[m, o] = sum_i tile[m, i] * w[o, i] in f32, loops m o i.
-    Value sums = createContraction(b, loc, tile, matrix, {tileSize, outSize},
-                                   {projection(context, 3, {0, 2}),
-                                    projection(context, 3, {1, 2}),
-                                    projection(context, 3, {0, 1})},
-                                   2);
+    Value sums = createContraction(
+        b, loc, tile, matrix, {tileSize, tileOutputs},
+        {projection(context, 3, {0, 2}), projection(context, 3, {1, 2}),
+         projection(context, 3, {0, 1})},
+        2);
     Value rounded = roundTensor(b, loc, sums, elementType);
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
         b, loc, rounded, forall.getRegionIterArgs()[0],
-        ArrayRef<OpFoldResult>{first, zeroIndex},
-        ArrayRef<OpFoldResult>{tileSize, outSize},
+        ArrayRef<OpFoldResult>{first, firstOutput},
+        ArrayRef<OpFoldResult>{tileSize, tileOutputs},
         ArrayRef<OpFoldResult>{oneIndex, oneIndex});
   }
 
@@ -450,10 +467,11 @@ std::optional<bool> perSlotForm(const Operands &o) {
 
 struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
   ExpertMatmulLowering(MLIRContext *context, int64_t outputTile,
-                       bool slotLoopsInRegions)
-      : OpRewritePattern(context), outputTile(outputTile),
+                       int64_t groupRows, bool slotLoopsInRegions)
+      : OpRewritePattern(context), outputTile(outputTile), groupRows(groupRows),
         slotLoopsInRegions(slotLoopsInRegions) {}
   int64_t outputTile;
+  int64_t groupRows;
   bool slotLoopsInRegions;
 
   LogicalResult matchAndRewrite(ExpertMatmulOp op,
@@ -470,8 +488,9 @@ struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
       return success();
     }
     auto lower = [&](OpBuilder &b, Location l, bool grouped) {
-      Value result = grouped ? lowerGrouped(b, l, operands)
-                             : lowerPerSlot(b, l, operands, outputTile);
+      Value result = grouped
+                         ? lowerGrouped(b, l, operands, groupRows, outputTile)
+                         : lowerPerSlot(b, l, operands, outputTile);
       return castIfNeeded(b, l, result, resultType);
     };
     // The grouped form pays from kGroupedSlotsPerExpert slots per expert:
@@ -509,9 +528,10 @@ struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
 } // namespace
 
 void populateExpertMatmulPatterns(RewritePatternSet &patterns,
-                                  int64_t outputTile, bool slotLoopsInRegions) {
+                                  int64_t outputTile, int64_t groupRows,
+                                  bool slotLoopsInRegions) {
   patterns.add<ExpertMatmulLowering>(patterns.getContext(), outputTile,
-                                     slotLoopsInRegions);
+                                     groupRows, slotLoopsInRegions);
 }
 
 bool isFusibleSlotProduct(Operation *op) {

@@ -33,12 +33,13 @@ using namespace mlir;
 void linnet::populateLinnetToLinalgPatterns(RewritePatternSet &patterns,
                                             int64_t attentionKeyBlock,
                                             int64_t expertOutputTile,
+                                            int64_t expertGroupRows,
                                             bool slotLoopsInRegions) {
   lowering::populateAttentionPatterns(patterns, attentionKeyBlock);
   lowering::populateDeltaRulePatterns(patterns);
   lowering::populateCausalConvPatterns(patterns);
   lowering::populateExpertMatmulPatterns(patterns, expertOutputTile,
-                                         slotLoopsInRegions);
+                                         expertGroupRows, slotLoopsInRegions);
   lowering::populateRankingPatterns(patterns);
 }
 
@@ -56,6 +57,10 @@ struct LinnetLowerToLinalgPass
       getOperation()->emitError("expert-output-tile must be 0 or more");
       return signalPassFailure();
     }
+    if (expertGroupRows < 1) {
+      getOperation()->emitError("expert-group-rows must be at least 1");
+      return signalPassFailure();
+    }
     MLIRContext *context = &getContext();
     ConversionTarget target(*context);
     target.addDynamicallyLegalDialect<linnet::LinnetDialect>(
@@ -66,8 +71,9 @@ struct LinnetLowerToLinalgPass
         });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(context);
-    linnet::populateLinnetToLinalgPatterns(
-        patterns, attentionKeyBlock, expertOutputTile, slotLoopsInRegions);
+    linnet::populateLinnetToLinalgPatterns(patterns, attentionKeyBlock,
+                                           expertOutputTile, expertGroupRows,
+                                           slotLoopsInRegions);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

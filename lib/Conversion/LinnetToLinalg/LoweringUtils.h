@@ -89,10 +89,13 @@ void populateAttentionPatterns(mlir::RewritePatternSet &patterns,
                                int64_t keyBlock);
 void populateDeltaRulePatterns(mlir::RewritePatternSet &patterns);
 void populateCausalConvPatterns(mlir::RewritePatternSet &patterns);
-/// With `slotLoopsInRegions` a routed matmul inside a region (a tile its
+/// A routed matmul's products computed `outputTile` outputs a forall
+/// iteration (0: all), its grouped form in tiles of `groupRows` sorted
+/// rows; with `slotLoopsInRegions` one inside a region (a tile its
 /// consumer's region took in) of the per-slot form loops over its slots.
 void populateExpertMatmulPatterns(mlir::RewritePatternSet &patterns,
-                                  int64_t outputTile, bool slotLoopsInRegions);
+                                  int64_t outputTile, int64_t groupRows,
+                                  bool slotLoopsInRegions);
 
 /// Whether `op` is a routed matmul outside any region that takes a row per
 /// slot, of static sizes and few slots (a decode's down projection of its

@@ -40,6 +40,13 @@ namespace {
 /// blocks each reading a whole expert.
 constexpr int64_t kExpertOutputTile = 64;
 
+/// Rows of a tile of a prompt's routed experts (slots sorted by expert): a
+/// tensor-core product's block of 64 rows, each expert's weights read once
+/// a 64 of its slots (8, the CPU's, filled half an mma's 16 rows and read
+/// them 8 times as often), and with kExpertOutputTile outputs a block, a
+/// tile of the product fits a block's shared memory.
+constexpr int64_t kExpertGroupRows = 64;
+
 /// The most a fused producer's tile may take of a block's shared memory
 /// (48 KiB a block without opting in to more): a decode GEMV's input row
 /// (8 KiB for 4096 bf16) joins its region, a tensor-core product's 64 rows
@@ -100,6 +107,7 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   // each block all slots of its outputs, so it is no kernel of its own.
   LinnetLowerToLinalgOptions lowering;
   lowering.expertOutputTile = kExpertOutputTile;
+  lowering.expertGroupRows = kExpertGroupRows;
   lowering.keepSlotProducts = true;
   lowering.slotLoopsInRegions = true;
   funcPm.addPass(createLinnetLowerToLinalg(lowering));

@@ -28,6 +28,20 @@
 // SPLIT: tensor.extract_slice {{.*}} [1, 2, 5] [1, 1, 1] : tensor<3x4x5xf32> to tensor<2x5xf32>
 // RUN: cat %s %S/Inputs/generators.mlir | not linnet-opt --linnet-lower-to-linalg="expert-output-tile=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: error: expert-output-tile must be 0 or more
+// With expert-group-rows=3 as well (the CUDA target's form with 64 rows and
+// 64 outputs) the grouped form sorts the slots into tiles of 3 rows, and
+// each tile's product is 2 outputs an iteration, the same results:
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-output-tile=2 expert-group-rows=3" \
+// RUN:   | mlir-opt %lower-to-llvm | %run-main \
+// RUN:   | %refpython %S/Inputs/expert_matmul.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-output-tile=2 expert-group-rows=3" \
+// RUN:   | FileCheck %s --check-prefix=GROUPED
+// GROUPED: scf.forall ({{.*}}, {{.*}}) in (%{{.*}}, 2) shared_outs({{.*}}) -> (tensor<?x4xf32>)
+// GROUPED: tensor.extract_slice {{.*}} [1, 2, 5] [1, 1, 1] : tensor<3x4x5xf32> to tensor<2x5xf32>
+// GROUPED: tensor.extract_slice {{.*}} [3, 5] [1, 1] : tensor<?x5xf32> to tensor<3x5xf32>
+// GROUPED: linalg.generic {{.*}} ins({{.*}} : tensor<3x5xf32>, tensor<2x5xf32>) outs({{.*}} : tensor<3x2xf32>)
+// RUN: cat %s %S/Inputs/generators.mlir | not linnet-opt --linnet-lower-to-linalg="expert-group-rows=0" 2>&1 | FileCheck %s --check-prefix=NO-ROWS
+// NO-ROWS: error: expert-group-rows must be at least 1
 // Tiled as an op by the CPU pipeline (configurations pinned on two of the
 // ops: tiles of 2 rows, 1 slot and 3 output columns, the last partial; and
 // of 8 of the 13 grouped rows, every slot, 3 columns: each tile takes the

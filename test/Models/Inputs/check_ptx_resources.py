@@ -1,8 +1,10 @@
 """Runs `ptxas -v` on the PTX of every kernel in a module that
 `linnet-opt --linnet-cuda-pipeline="format=isa"` wrote and checks what the
 decode path may not do: spill registers, use a stack frame (local memory),
-or call malloc. Prints one summary line; exits 1 naming the first kernel
-that breaks a rule.
+or call malloc; and what no kernel may do: declare more than 48 KiB of
+shared memory (a block's static limit: ptxas accepts more, the launch
+fails). Prints one summary line; exits 1 naming the first kernel that
+breaks a rule.
 
     check_ptx_resources.py MODULE.mlir [--ptxas PATH] [--arch sm_90a]
                            [--table FILE] [--allow-local-memory]
@@ -94,6 +96,7 @@ def report(item):
     return name, ptx, run
 
 
+SHARED_LIMIT = 48 * 1024  # static shared memory a block may declare
 registers = []
 rows = []
 tolerated = []
@@ -125,6 +128,9 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as p
                 sys.exit(f"{name}: a stack frame of {stack} bytes (local memory)")
             registers.append(int(used.group(1)))
             shared = re.search(r"(\d+) bytes smem", each)
+            if shared and int(shared.group(1)) > SHARED_LIMIT:
+                sys.exit(f"{name}: {shared.group(1)} bytes of shared memory, more than a "
+                         f"block's {SHARED_LIMIT} without opting in")
             rows.append((name, int(used.group(1)), stack,
                          int(shared.group(1)) if shared else 0))
             count += 1
@@ -167,7 +173,8 @@ if args.table:
 framed = sum(1 for row in rows if row[2] and row[0] not in tolerated)
 local = f"{framed} with local memory" if framed else "no spills, no stack frame"
 print(f"{count} kernels in {len(kernels)} modules: at most {max(registers)} registers, "
-      f"{local}, no malloc")
+      f"{local}, no malloc, at most {max(row[3] for row in rows)} bytes of shared memory "
+      f"a block")
 if args.strict is not None:
     print(f"{len(tolerated)} kernels outside the {len(args.strict)} strict modules use "
           f"at most 16 bytes of local memory")
