@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelNames.h"
+#include "LaunchParts.h"
 #include "PassDetail.h"
 #include "TensorCoreMatmul.h"
 #include "WarpReduction.h"
@@ -397,7 +398,18 @@ LogicalResult mapToLaunch(RewriterBase &rewriter, Operation *region,
   for (auto [buffer, attribution] :
        llvm::zip_equal(*allocations, launch.getWorkgroupAttributions()))
     replaceByWorkgroupBuffer(rewriter, buffer.allocation, attribution);
-  return distributeOverThreads(rewriter, launch, threadsPerBlock);
+  if (failed(distributeOverThreads(rewriter, launch, threadsPerBlock)))
+    return failure();
+  // A kernel declaring more static shared memory than a block has without
+  // opting in would compile (ptxas does not check) and fail to launch.
+  std::optional<int64_t> bytes = linnet::workgroupBytes(launch);
+  if (bytes && *bytes > linnet::kMaxWorkgroupBytes)
+    return launch.emitOpError("of kernel `")
+           << name << "` needs " << *bytes
+           << " bytes of workgroup memory a block (its tiles' buffers and "
+              "staged products); a block has "
+           << linnet::kMaxWorkgroupBytes << " without opting in to more";
+  return success();
 }
 
 struct CudaMapDispatchRegionsPass

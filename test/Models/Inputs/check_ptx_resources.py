@@ -3,7 +3,8 @@
 decode path may not do: spill registers, use a stack frame (local memory),
 or call malloc; and what no kernel may do: declare more than 48 KiB of
 shared memory (a block's static limit: ptxas accepts more, the launch
-fails). Prints one summary line; exits 1 naming the first kernel that
+fails), or declare a shared buffer aligned to less than 16 bytes (its
+16-byte accesses, st.shared.v4 and ld.shared.v4, would be misaligned). Prints one summary line; exits 1 naming the first kernel that
 breaks a rule.
 
     check_ptx_resources.py MODULE.mlir [--ptxas PATH] [--arch sm_90a]
@@ -82,6 +83,11 @@ for match in re.finditer(r'gpu\.binary @([\w.]+)\s.*?assembly = "((?:[^"\\]|\\.)
     kernels[match.group(1)] = unescape(match.group(2))
 if not kernels:
     sys.exit("no PTX in the module")
+for module, ptx in kernels.items():
+    for declared in re.finditer(r"\.shared \.align (\d+) \.\w+ (\w+)", ptx):
+        if int(declared.group(1)) < 16:
+            sys.exit(f"{module}: shared buffer {declared.group(2)} is aligned to "
+                     f"{declared.group(1)} bytes, less than a 16-byte access needs")
 
 
 def report(item):

@@ -110,6 +110,22 @@ func.func @unbounded(%x: memref<?xf32>, %m: index) {
 
 // -----
 
+// Nor can buffers past the 48 KiB of shared memory a block has without
+// opting in (ptxas would compile such a kernel, and its launch fail).
+func.func @too_much_shared(%x: memref<2x16384xf32>) {
+  // expected-error @+1 {{'gpu.launch' op of kernel `too_much_shared_0_copy` needs 65536 bytes of workgroup memory a block (its tiles' buffers and staged products); a block has 49152 without opting in to more}}
+  scf.forall (%i) in (2) {
+    %xs = memref.subview %x[%i, 0] [1, 16384] [1, 1] : memref<2x16384xf32> to memref<16384xf32, strided<[1], offset: ?>>
+    %t = memref.alloc() : memref<16384xf32>
+    linalg.copy ins(%xs : memref<16384xf32, strided<[1], offset: ?>>) outs(%t : memref<16384xf32>)
+    linalg.copy ins(%t : memref<16384xf32>) outs(%xs : memref<16384xf32, strided<[1], offset: ?>>)
+    memref.dealloc %t : memref<16384xf32>
+  }
+  return
+}
+
+// -----
+
 // Dispatch regions are mapped after bufferization.
 func.func @tensors(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'scf.forall' op is still on tensors: dispatch regions are mapped after bufferization}}
