@@ -4,11 +4,13 @@
 #
 #   tools/scripts/device-check.sh [--tiny-only] [DIR]
 #       builds into DIR (default build/device-check; under 64 MiB):
-#       - tiny/one, tiny/two: GPU binaries (`linnet build --target cuda`) of
-#         two tiny f32 configurations (Batch 2; Batch 3 with two layer
-#         groups, per-expert tensors and odd widths), their checkpoints, a
-#         script of entry calls each, and the logits of that script on the
-#         binary's emulated device, computed here;
+#       - tiny/one, tiny/two, tiny/three: GPU binaries (`linnet build
+#         --target cuda`) of three tiny configurations (f32, Batch 2; f32,
+#         Batch 3 with two layer groups, per-expert tensors and odd widths;
+#         bf16, Batch 2, whose prompts multiply on the tensor cores from
+#         tiles staged in shared memory), their checkpoints, a script of
+#         entry calls each, and the logits of that script on the binary's
+#         emulated device, computed here;
 #       - full/model-b1, -b8, -b64: the full-size model (Qwen3.6-35B-A3B,
 #         bf16) for 1, 8 and 64 slots of 9216 tokens, run with
 #         `--random-weights` there (its 70 GB of weights cannot travel);
@@ -53,6 +55,13 @@ tiny two 3 '{"calls": [{"entry": "forward", "tokens": [[1,2,3,4,5,6],[11,12,13,1
   --seed 21 --groups 2 --prefix model --experts-layout per-expert --vocab 97 --hidden 48 --heads 6 \
   --kv-heads 2 --head-dim 24 --key-heads 1 --value-heads 3 --key-dim 16 --value-dim 8 \
   --conv-width 3 --experts 6 --topk 3 --max-seq 64 --dtype f32
+# bf16: the tensor cores sum each mma's products in an order of their own, so
+# a sum near a bf16 rounding boundary may round the other way than on the
+# emulated device, and such a difference grows through the layers; a wrong
+# fragment or staged tile is off by the logits' own size.
+tiny three 2 '{"calls": [{"entry": "prefill", "tokens": [[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20],[21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40]], "pos": 0}, {"entry": "decode", "tokens": [[4],[7]], "pos": 20}, {"entry": "forward", "tokens": [[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18]]}]}' \
+  --seed 5 --groups 1 --dtype bf16
+echo 5e-2 > "$out/tiny/three/tolerance"
 
 if [ "$tiny_only" -eq 0 ]; then
   for batch in 1 8 64; do
