@@ -8,8 +8,8 @@
 // of its body between barriers one after the other, each for all its
 // threads in turn: what a barrier guarantees. A value a thread keeps across
 // a barrier (a register) is kept in a buffer of a value per thread, and a
-// warp's shuffle or mma.sync is an exchange through buffers between two
-// barriers.
+// warp's shuffle, ldmatrix or mma.sync is an exchange through buffers
+// between two barriers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -235,6 +235,63 @@ LogicalResult exchangeShuffles(RewriterBase &rewriter, Block &body,
     gpu::BarrierOp::create(rewriter, loc);
     Value valid = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
     rewriter.replaceOp(shuffle, ValueRange{exchanged, valid});
+  }
+  return success();
+}
+
+/// Each `nvgpu.ldmatrix` in `body` (four 8 x 8 matrices of a 16-bit type,
+/// not transposed) as what it means between threads run in turn: every
+/// thread loads the row of 8 elements its address names into a buffer of
+/// the block, a barrier, each takes from the rows of the lanes
+/// 8 m + l / 4 of its warp (matrix m) elements 2 (l % 4) + {0, 1}, a
+/// barrier.
+LogicalResult exchangeLdMatrices(RewriterBase &rewriter, Block &body,
+                                 Value thread, Value threads,
+                                 Operation *freePoint) {
+  SmallVector<nvgpu::LdMatrixOp> loads;
+  body.walk([&](nvgpu::LdMatrixOp load) { loads.push_back(load); });
+  for (nvgpu::LdMatrixOp load : loads) {
+    Location loc = load.getLoc();
+    auto type = cast<VectorType>(load.getRes().getType());
+    if (load.getTranspose() || load.getNumTiles() != 4 ||
+        type.getShape() != ArrayRef<int64_t>{4, 2} ||
+        type.getElementTypeBitWidth() != 16)
+      return load.emitOpError("is emulated only as four 8 x 8 matrices of a "
+                              "16-bit type, not transposed");
+    Type element = type.getElementType();
+    Value rows =
+        bufferPerThread(rewriter, loc, body, {8}, element, threads, freePoint);
+    rewriter.setInsertionPoint(load);
+    auto index = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, value);
+    };
+    Value row =
+        vector::LoadOp::create(rewriter, loc, VectorType::get({8}, element),
+                               load.getSrcMemref(), load.getIndices());
+    vector::StoreOp::create(rewriter, loc, row, rows,
+                            ValueRange{thread, index(0)});
+    gpu::BarrierOp::create(rewriter, loc);
+    Value lane = arith::RemUIOp::create(rewriter, loc, thread, index(32));
+    Value firstLane = arith::SubIOp::create(rewriter, loc, thread, lane);
+    Value group = arith::DivUIOp::create(rewriter, loc, lane, index(4));
+    Value first = arith::MulIOp::create(
+        rewriter, loc, arith::RemUIOp::create(rewriter, loc, lane, index(4)),
+        index(2));
+    SmallVector<Value> elements;
+    for (int64_t matrix = 0; matrix < 4; ++matrix) {
+      Value holder = arith::AddIOp::create(
+          rewriter, loc, firstLane,
+          arith::AddIOp::create(rewriter, loc, index(8 * matrix), group));
+      for (int64_t pair = 0; pair < 2; ++pair)
+        elements.push_back(memref::LoadOp::create(
+            rewriter, loc, rows,
+            ValueRange{holder, arith::AddIOp::create(rewriter, loc, first,
+                                                     index(pair))}));
+    }
+    Value result =
+        vector::FromElementsOp::create(rewriter, loc, type, elements);
+    gpu::BarrierOp::create(rewriter, loc);
+    rewriter.replaceOp(load, result);
   }
   return success();
 }
@@ -564,6 +621,8 @@ LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
   Block &body = *blocks.getBody();
   if (failed(exchangeShuffles(rewriter, body, thread, block.x,
                               body.getTerminator())) ||
+      failed(exchangeLdMatrices(rewriter, body, thread, block.x,
+                                body.getTerminator())) ||
       failed(exchangeMmas(rewriter, body, thread, block.x,
                           body.getTerminator())) ||
       failed(carryInBuffers(rewriter, body, thread, block.x,

@@ -286,10 +286,15 @@ void linnet::LaunchAccess::append(const LaunchAccess &other) {
 }
 
 /// Notes each read and write `op`'s effects name with `note` (buffer,
-/// whether written); an effect on no buffer makes `access` unknown.
+/// whether written); an effect on no buffer makes `access` unknown, except
+/// with `onOperands`, where one on no value is taken to be on the op's
+/// memref operands (a kernel's ops touch memory through their operands:
+/// nvgpu.ldmatrix declares its read of the stage so), unknown only where
+/// it has none.
 static void noteEffects(MemoryEffectOpInterface op,
                         linnet::LaunchAccess &access,
-                        llvm::function_ref<void(Value, bool)> note) {
+                        llvm::function_ref<void(Value, bool)> note,
+                        bool onOperands = false) {
   SmallVector<MemoryEffects::EffectInstance> instances;
   op.getEffects(instances);
   for (MemoryEffects::EffectInstance &effect : instances) {
@@ -297,10 +302,19 @@ static void noteEffects(MemoryEffectOpInterface op,
     if (!write && !isa<MemoryEffects::Read>(effect.getEffect()))
       continue;
     Value value = effect.getValue();
-    if (!value || !isa<BaseMemRefType>(value.getType()))
-      access.unknown = true;
-    else
+    if (value && isa<BaseMemRefType>(value.getType())) {
       note(value, write);
+      continue;
+    }
+    auto buffers = llvm::make_filter_range(op->getOperands(), [](Value v) {
+      return isa<BaseMemRefType>(v.getType());
+    });
+    if (value || !onOperands || buffers.empty()) {
+      access.unknown = true;
+      continue;
+    }
+    for (Value buffer : buffers)
+      note(buffer, write);
   }
 }
 
@@ -335,7 +349,7 @@ linnet::LaunchAccess linnet::accessOf(gpu::LaunchOp launch) {
         }
       return;
     }
-    noteEffects(effects, access, note);
+    noteEffects(effects, access, note, /*onOperands=*/true);
   });
   return access;
 }

@@ -1,12 +1,14 @@
 //===- TensorCoreMatmul.cpp - matrix products on the tensor cores ---------===//
 //
-// A warp's 16 x 32 tile of a product, 16 of the reduced depth at a time:
-// each lane loads the elements of A and B its fragments hold (the layout of
-// PTX's mma.m16n8k16: lane l holds rows l / 4 and l / 4 + 8, depths
-// 2 (l % 4) + {0, 1, 8, 9}, columns l / 4 of B and 2 (l % 4) + {0, 1} of
-// the accumulators), then four mma.sync against one A fragment. Elements
-// past the product's edges load as zero and are not stored, so every lane
-// of a warp runs every mma.sync.
+// A block tile of a product, 32 of the reduced depth at a time: the block
+// copies its rows of A and B into two stages in shared memory, then each
+// warp takes its 16 x 32 tile's fragments from there with ldmatrix (the
+// layout of PTX's mma.m16n8k16: lane l holds rows l / 4 and l / 4 + 8,
+// depths 2 (l % 4) + {0, 1, 8, 9}, columns l / 4 of B and 2 (l % 4) +
+// {0, 1} of the accumulators) and runs four mma.sync against one A
+// fragment per 16 of the depth. Elements past the product's edges are
+// staged as zero and not stored, so every lane of a warp runs every
+// mma.sync, and every thread of the block every barrier.
 //
 //===----------------------------------------------------------------------===//
 
@@ -428,41 +430,51 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   for (const Chunk &chunk : chunks)
     next.push_back(loadChunk(chunk, nextStep));
 
-  // A fragment's pair of elements at (row, depth) of a stage: one 32-bit
-  // shared load.
-  auto pairType = VectorType::get({2}, bf16);
-  auto loadPair = [&](unsigned side, Value row, Value at) {
-    return vector::LoadOp::create(
-        b, loc, pairType, stage[side],
+  // The fragments from the stages with `ldmatrix`: four 8 x 8 matrices of
+  // 16-bit elements a warp, lane l giving the address of row l mod 8 of
+  // matrix l / 8, and receiving row l / 4, elements 2 (l mod 4) + {0, 1} of
+  // each: the layout of mma.sync's fragments, one instruction for what
+  // four 32-bit loads a lane read.
+  auto fragmentsType = VectorType::get({4, 2}, bf16);
+  auto loadMatrices = [&](unsigned side, Value row, Value at) {
+    return nvgpu::LdMatrixOp::create(
+        b, loc, fragmentsType, stages[side],
         ValueRange{add(mul(row, kStageRowElements), at)},
-        /*nontemporal=*/false, llvm::MaybeAlign(4));
+        /*transpose=*/false, /*numTiles=*/4);
   };
+  Value laneIn8 = arith::RemUIOp::create(b, loc, lane, constant(8));
+  Value laneIn16 = arith::RemUIOp::create(b, loc, lane, constant(16));
+  Value laneHalf = arith::DivUIOp::create(b, loc, lane, constant(16));
+  Value laneOddEighth = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, constant(8)), constant(2));
   SmallVector<Value> current(steps.getRegionIterArgs().take_front(kParts));
   for (int64_t half = 0; half < kStageDepth / kMmaDepth; ++half) {
-    Value laneDepth = add(constant(kMmaDepth * half), mul(quad, 2));
-    // A: registers 0..3 hold rows (group, group + 8, group, group + 8) at
-    // depths (0, 0, 8, 8) past the lane's.
-    Value a = arith::ConstantOp::create(
-        b, loc, b.getZeroAttr(VectorType::get({4, 2}, bf16)));
-    for (int64_t reg = 0; reg < 4; ++reg)
-      a = vector::InsertOp::create(
-          b, loc,
-          loadPair(0, add(add(warpRow, group), constant(8 * (reg % 2))),
-                   add(laneDepth, constant(8 * (reg / 2)))),
-          a, ArrayRef<int64_t>{reg});
-    for (int64_t part = 0; part < kParts; ++part) {
-      // B: registers 0..1 hold column `group` at depths 0 and 8 past the
-      // lane's.
-      Value column = add(add(warpColumn, constant(kMmaColumns * part)), group);
-      Value bFragment = arith::ConstantOp::create(
-          b, loc, b.getZeroAttr(VectorType::get({2, 2}, bf16)));
-      for (int64_t reg = 0; reg < 2; ++reg)
-        bFragment = vector::InsertOp::create(
-            b, loc, loadPair(1, column, add(laneDepth, constant(8 * reg))),
-            bFragment, ArrayRef<int64_t>{reg});
-      current[part] = nvgpu::MmaSyncOp::create(
-          b, loc, a, bFragment, current[part],
-          b.getI64ArrayAttr({kMmaRows, kMmaColumns, kMmaDepth}));
+    Value depth = constant(kMmaDepth * half);
+    // A: matrices (rows 0-7, 8-15) x (depths 0-7, 8-15), rows first: lane
+    // l gives row l mod 16 at depth 8 (l / 16).
+    Value a =
+        loadMatrices(0, add(warpRow, laneIn16), add(depth, mul(laneHalf, 8)));
+    for (int64_t part = 0; part < kParts; part += 2) {
+      // B of two parts: matrices (part, depths 0-7), (part, 8-15), (part
+      // + 1, 0-7), (part + 1, 8-15): lane l gives column 8 (part + l / 16)
+      // + l mod 8 at depth 8 (l / 8 mod 2).
+      Value column = add(add(warpColumn, constant(kMmaColumns * part)),
+                         add(mul(laneHalf, kMmaColumns), laneIn8));
+      Value matrices =
+          loadMatrices(1, column, add(depth, mul(laneOddEighth, 8)));
+      for (int64_t of = 0; of < 2; ++of) {
+        Value bFragment = arith::ConstantOp::create(
+            b, loc, b.getZeroAttr(VectorType::get({2, 2}, bf16)));
+        for (int64_t reg = 0; reg < 2; ++reg)
+          bFragment = vector::InsertOp::create(
+              b, loc,
+              vector::ExtractOp::create(b, loc, matrices,
+                                        ArrayRef<int64_t>{2 * of + reg}),
+              bFragment, ArrayRef<int64_t>{reg});
+        current[part + of] = nvgpu::MmaSyncOp::create(
+            b, loc, a, bFragment, current[part + of],
+            b.getI64ArrayAttr({kMmaRows, kMmaColumns, kMmaDepth}));
+      }
     }
   }
   llvm::append_range(current, next);

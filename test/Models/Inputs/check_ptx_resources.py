@@ -33,7 +33,7 @@ line that counts them.
 on the tensor cores (`mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`:
 the prompt's projections); each module must have one, and each such kernel
 must read its fragments from tiles it staged in shared memory (16-byte
-`st.shared.v4` stores, `ld.shared.b32` fragment loads); prints a line that
+`st.shared.v4` stores, `ldmatrix` fragment loads); prints a line that
 also counts those that copy a tile in with 16-byte global loads
 (`ld.global.v4`: an input contiguous along the depth).
 """
@@ -165,7 +165,7 @@ for module in args.tensor_cores:
         sys.exit(f"{module}: no kernel multiplies on the tensor cores ({MMA})")
     for entry in using:
         name = re.match(r"\.\w+ \.entry (\w+)", entry).group(1)
-        if "st.shared.v4." not in entry or "ld.shared.b32" not in entry:
+        if "st.shared.v4." not in entry or "ldmatrix.sync.aligned.m8n8.x4.shared.b16" not in entry:
             sys.exit(f"{name}: multiplies on the tensor cores without tiles staged in "
                      f"shared memory")
         if re.search(r"ld\.global(\.nc)?\.v4\.", entry):

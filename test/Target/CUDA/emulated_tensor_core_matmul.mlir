@@ -29,8 +29,10 @@
 // vectors where the input is contiguous along the depth and aligned (a run
 // time check), element by element otherwise; a step's chunks are loaded
 // during the step before (the first before the loop) and carried in
-// registers; each warp reads its fragments from the stages in pairs, 2 x 4
-// mma.sync a step.
+// registers; each warp reads its fragments from the stages with ldmatrix
+// (four 8 x 8 matrices: A's 16 x 16, or two parts of B), 2 x 4 mma.sync a
+// step. The emulated device runs an ldmatrix as an exchange of rows between
+// the lanes.
 // GPU-LABEL: gpu.func @project_1_generic
 // GPU-SAME: workgroup({{.*}}, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>>)
 // GPU: memref.extract_aligned_pointer_as_index
@@ -44,7 +46,7 @@
 // GPU-NEXT: gpu.barrier
 // GPU: vector.load {{.*}} {alignment = 16 : i64} : memref<?x48xbf16, strided<[48, 1], offset: ?>>, vector<8xbf16>
 // GPU: vector.load {{.*}} {alignment = 16 : i64} : memref<40x48xbf16>, vector<8xbf16>
-// GPU: vector.load {{.*}} {alignment = 4 : i64} : memref<2560xbf16>, vector<2xbf16>
+// GPU: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<2560xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
 // GPU-COUNT-8: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // GPU-NOT: nvgpu.mma.sync
 // GPU: scf.yield

@@ -312,6 +312,41 @@ func.func @past_host_code(%x: memref<32xf32>, %y: memref<32xf32>, %s: memref<32x
 
 // -----
 
+// nvgpu.ldmatrix declares its read with no value (an effect of the whole
+// op); in a kernel that is a read of its memref operand, here the block's
+// own stage, so a tensor-core product's launch and an independent one
+// still merge.
+// CHECK-LABEL: func.func @ldmatrix_stage
+// CHECK: gpu.launch {{.*}} function(@ldmatrix_stage_0_generic_and_1)
+// CHECK: nvgpu.ldmatrix
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @ldmatrix_stage(%x: memref<64xbf16>, %a: memref<64xbf16>, %b: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             workgroup(%stage : memref<2560xbf16, #gpu.address_space<workgroup>>) {
+    %v = memref.load %x[%tx] : memref<64xbf16>
+    memref.store %v, %stage[%tx] : memref<2560xbf16, #gpu.address_space<workgroup>>
+    %m = nvgpu.ldmatrix %stage[%tx] {numTiles = 4 : i32, transpose = false} : memref<2560xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+    %e = vector.extract %m[0, 0] : bf16 from vector<4x2xbf16>
+    memref.store %e, %a[%tx] : memref<64xbf16>
+    gpu.terminator
+  } {module = @ldmatrix_stage_kernels, function = @ldmatrix_stage_0_generic}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<64xbf16>
+    %f = arith.extf %v : bf16 to f32
+    memref.store %f, %b[%tx] : memref<64xf32>
+    gpu.terminator
+  } {module = @ldmatrix_stage_kernels, function = @ldmatrix_stage_1_generic}
+  return
+}
+
+// -----
+
 // Parts share workgroup buffers: a block runs one part, so a buffer of a
 // type another part has too is that part's (each GEMV that computes a
 // layer's norm keeps the row in buffers of the same types). Two parts of
