@@ -236,8 +236,9 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   OpOperand &out = *op.getDpsInitOperand(0);
   Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
 
-  // The stages as the kernel reads them (its buffers do, in the default
-  // memory space: NVPTX infers the shared one back).
+  // The stages as the block's copies write them (in the default memory
+  // space, as a kernel's other buffers: NVPTX infers the shared one back);
+  // ldmatrix reads `stages` themselves, in the workgroup space it needs.
   Value stage[2];
   for (unsigned side = 0; side < 2; ++side) {
     auto type = cast<MemRefType>(stages[side].getType());
