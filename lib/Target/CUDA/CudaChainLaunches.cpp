@@ -71,12 +71,8 @@ struct Chain {
     if (getConstantIntValue(first.getBlockSizeX()) !=
         getConstantIntValue(launch.getBlockSizeX()))
       return false;
-    llvm::SetVector<Value> all = parameters;
-    all.insert_range(linnet::parametersOf(launch));
-    int64_t bytes = 0;
-    for (Value value : all)
-      bytes += linnet::parameterBytes(value);
-    return bytes <= parameterLimit;
+    return linnet::parameterBytes(parameters, linnet::parametersOf(launch)) <=
+           parameterLimit;
   }
 
   void add(gpu::LaunchOp launch) {

@@ -58,12 +58,8 @@ struct Group {
   /// The kernel's parameter bytes: the buffers and sizes its parts take,
   /// and each part's first block and block count.
   int64_t parameterBytes(const llvm::SetVector<Value> &more) const {
-    llvm::SetVector<Value> all = parameters;
-    all.insert_range(more);
-    int64_t bytes = 16 * int64_t(members.size() + 1);
-    for (Value value : all)
-      bytes += linnet::parameterBytes(value);
-    return bytes;
+    return 16 * int64_t(members.size() + 1) +
+           linnet::parameterBytes(parameters, more);
   }
 };
 

@@ -255,6 +255,17 @@ int64_t linnet::parameterBytes(Value value) {
   return 8;
 }
 
+int64_t linnet::parameterBytes(const llvm::SetVector<Value> &values,
+                               const llvm::SetVector<Value> &more) {
+  int64_t bytes = 0;
+  for (Value value : values)
+    bytes += parameterBytes(value);
+  for (Value value : more)
+    if (!values.contains(value))
+      bytes += parameterBytes(value);
+  return bytes;
+}
+
 /// The host's buffer (a value defined outside `launch`) that `value`, used
 /// inside it, is a view of; null for the kernel's own buffers (a block's
 /// workgroup buffers, an allocation inside); failure where it cannot be

@@ -50,6 +50,12 @@ bool argumentsAreDistinct(mlir::FunctionOpInterface func);
 /// else one 8-byte scalar.
 int64_t parameterBytes(mlir::Value value);
 
+/// The bytes kernel parameters of `values` take, each once: what a merged
+/// or chained kernel's parts take together (where they share a buffer, it
+/// is one parameter).
+int64_t parameterBytes(const llvm::SetVector<mlir::Value> &values,
+                       const llvm::SetVector<mlir::Value> &more);
+
 /// The host's buffers a kernel reads and writes: the values defined
 /// outside its launch that its ops' memory effects reach through views.
 struct LaunchAccess {
