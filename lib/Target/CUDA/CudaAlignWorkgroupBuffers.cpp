@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LaunchParts.h"
 #include "PassDetail.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -21,9 +22,6 @@ using namespace mlir;
 
 namespace {
 
-/// The alignment every workgroup buffer gets: a vector access's bytes.
-constexpr int64_t kWorkgroupAlignment = 16;
-
 struct CudaAlignWorkgroupBuffersPass
     : linnet::impl::LinnetCudaAlignWorkgroupBuffersBase<
           CudaAlignWorkgroupBuffersPass> {
@@ -35,10 +33,11 @@ struct CudaAlignWorkgroupBuffersPass
            ++index) {
         auto given = dyn_cast_or_null<IntegerAttr>(
             kernel.getWorkgroupAttributionAttr(index, name));
-        if (given && given.getInt() >= kWorkgroupAlignment)
+        if (given && given.getInt() >= linnet::kWorkgroupAlignment)
           continue;
         kernel.setWorkgroupAttributionAttr(
-            index, name, builder.getI64IntegerAttr(kWorkgroupAlignment));
+            index, name,
+            builder.getI64IntegerAttr(linnet::kWorkgroupAlignment));
       }
     });
   }

@@ -37,19 +37,16 @@ using namespace mlir;
 
 namespace {
 
-/// Where a phase's workgroup buffers start: 16-byte aligned, as a 16-byte
-/// vector access to them needs.
-constexpr int64_t kWorkgroupAlignment = 16;
-
 /// The offsets of `launch`'s workgroup buffers in the chained kernel's one
-/// buffer of bytes, and (last) the bytes they take.
+/// buffer of bytes (each kWorkgroupAlignment aligned), and (last) the bytes
+/// they take.
 SmallVector<int64_t> workgroupOffsets(gpu::LaunchOp launch) {
   SmallVector<int64_t> offsets = {0};
   for (Type type : linnet::workgroupTypes(launch))
     offsets.push_back(llvm::alignTo(
         offsets.back() +
             linnet::SharedWorkgroup::bufferBytes(cast<MemRefType>(type)),
-        kWorkgroupAlignment));
+        linnet::kWorkgroupAlignment));
   return offsets;
 }
 

@@ -48,6 +48,10 @@ inline std::optional<int64_t> launchPartBlocks(mlir::Operation *part) {
 /// (what the parts' shared buffers, SharedWorkgroup, may take).
 constexpr int64_t kMaxWorkgroupBytes = 48 * 1024;
 
+/// The alignment of every workgroup buffer and of each view a chained
+/// kernel's phases take of its one buffer: a 16-byte vector access's.
+constexpr int64_t kWorkgroupAlignment = 16;
+
 /// The static bytes of `launch`'s workgroup buffers; none where one is
 /// dynamic.
 std::optional<int64_t> workgroupBytes(mlir::gpu::LaunchOp launch);
