@@ -9,11 +9,13 @@ everything else whole; the DeltaNet layers' recurrent state and conv history of 
 and written once; the attention caches at a short context). Prints both, their ratio, the
 step's time at 4.3 TB/s plus 2 us a launch and 1 us a grid wait against issue 14's target (1.75
 ms at batch 1; 3,500 tokens/s at batch 64), and the times the step waits for the device (not
-in that time). Where the experts take the form of a product per slot (fewer than 4 slots an
-expert), each slot reads its expert again, which the report's bound (a buffer read at most
-whole) does not show: that traffic is printed too.
+in that time). From 0.5 slots an expert (16 rows) the experts are sorted into tiles and each
+chosen expert is read once (ExpertMatmul.cpp); the report bounds their buffer by its whole size,
+all E experts a layer, so at batch 64 it counts about 35 experts a layer more than the rows are
+expected to choose (printed apart), and the attention caches whole, MaxSeq tokens of each row
+(9216; `--max-seq` sets it: a step at a shorter context).
 
-    bench/cuda_decode_estimate.py [--build DIR] [--config JSON] [--batch N]
+    bench/cuda_decode_estimate.py [--build DIR] [--config JSON] [--batch N] [--max-seq N]
 
 No GPU is needed (ptxas is): this is the compiler's own account, the GPU check is
 tools/scripts/device-check.sh."""
@@ -80,9 +82,11 @@ def main():
     parser.add_argument("--config", default=os.path.join(
         benchlib.MODEL, "configs", "qwen3_6_35b_a3b.json"))
     parser.add_argument("--batch", type=int, default=1, help="rows a step decodes")
+    parser.add_argument("--max-seq", type=int, default=9216,
+                        help="MaxSeq: the attention caches' length, which the report counts whole")
     args = parser.parse_args()
-    if args.batch < 1:
-        sys.exit("--batch must be at least 1")
+    if args.batch < 1 or args.max_seq < 1:
+        sys.exit("--batch and --max-seq must be at least 1")
     linnet = os.path.join(args.build, "bin", "linnet")
     config = json.load(open(args.config))
     weights, state = least_bytes(config, args.batch)
@@ -91,7 +95,7 @@ def main():
         benchlib.log("linnet build --target cuda --report (full size, about a minute)")
         out, _ = benchlib.run(benchlib.NICE + [
             linnet, "build", benchlib.MODEL, "--target", "cuda", "--report",
-            "--bind", args.config, "--bind", f"Batch={args.batch}", "--bind", "MaxSeq=9216",
+            "--bind", args.config, "--bind", f"Batch={args.batch}", "--bind", f"MaxSeq={args.max_seq}",
             "-o", os.path.join(work, "model")])
     line = re.search(r"^entry `decode`: (\d+) launches and (\d+) grid waits; they move ([\d.]+) (MiB|KiB|B) "
                      r"\(([\d.]+) us at [\d.]+ TB/s\)(?: and (\d+) buffers of a run-time size)?"
@@ -113,17 +117,6 @@ def main():
           f"{LAUNCH * 1e6:.0f} us a launch, {GRID_WAIT * 1e6:.0f} us a grid wait)")
     print(f"  waits for the device: {line.group(7)} (not in the step's time: each drains the "
           f"stream, so the launch after it starts late)")
-    E, k, expert, layers = experts_of(config)
-    slots = args.batch * k
-    again = 0.0
-    if E <= slots < 4 * E:
-        # The per-slot form (ExpertMatmul.cpp) reads an expert once a slot that chose it;
-        # the report bounds the experts' buffer by its whole size, E experts a layer.
-        again = (slots - E) * expert * layers
-        print(f"  not in the report: {slots} slots a layer each read their expert, the report "
-              f"counts {E} experts a layer: {again / 2**20:.0f} MiB more "
-              f"({again / BANDWIDTH * 1e6:.1f} us, in the step below)")
-    memory += again / BANDWIDTH
     step = memory + starts
     target = TARGET if args.batch == 1 else args.batch / TOKENS_AT_64 if args.batch == 64 else None
     print(f"  a step: {step * 1e6:.1f} us, {args.batch / step:.0f} tokens/s", end="")
@@ -132,7 +125,16 @@ def main():
               f"alone {memory / target:.2f}x)")
     else:
         print(" (issue 14 sets targets at batch 1 and 64)")
-
+    E, k, expert, layers = experts_of(config)
+    if args.batch * k >= E / 2:
+        # The grouped form reads each chosen expert once; the report's bound is all E a layer.
+        chosen = E * (1 - (1 - k / E) ** args.batch)
+        unchosen = (E - chosen) * expert * layers
+        step -= unchosen / BANDWIDTH
+        print(f"  of that, experts no row is expected to choose: {unchosen / 2**20:.0f} MiB "
+              f"({E - chosen:.0f} of {E} a layer); without them a step is {step * 1e6:.1f} us, "
+              f"{args.batch / step:.0f} tokens/s" + (f" ({step / target:.2f}x the target)"
+                                                     if target else ""))
 
 if __name__ == "__main__":
     main()

@@ -37,6 +37,16 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     outputs per iteration of its forall as the per-slot form's is, so that
     a block holds a tile of the product, not an expert's whole output.
 
+    With `expert-grouped-slots=X` a routed matmul takes the grouped form
+    from X slots an expert on average (4 by default, the CPU's: a prompt;
+    a GPU's decode of 16 rows or more pays from 0.5), and with
+    `expert-parallel-sort` that form sorts its slots with parallel linalg
+    ops (each element a sum or search over a chunk of 256 slots, the
+    chunks or the experts: kernels on a GPU, where the loops over slots
+    would run on the host and wait for the device). Where the slots are
+    static and fewer an expert than `expert-group-rows`, a tile has the
+    power of two at or above the average slots an expert, at least 16.
+
     With `keep-slot-products` a routed matmul that takes a row per slot,
     of static sizes and few slots (a decode's down projection of its
     experts), is left where it is, so that the region of the combination
@@ -60,6 +70,11 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     Option<"expertGroupRows", "expert-group-rows", "int64_t", "8",
            "Rows of one tile of a routed matmul's grouped form (slots "
            "sorted by expert)">,
+    Option<"expertGroupedSlots", "expert-grouped-slots", "double", "4",
+           "Slots an expert, on average, from which a routed matmul takes "
+           "the grouped form">,
+    Option<"expertParallelSort", "expert-parallel-sort", "bool", "false",
+           "Sort the grouped form's slots with parallel linalg ops">,
     Option<"keepSlotProducts", "keep-slot-products", "bool", "false",
            "Leave a routed matmul of a row per slot, static and of few "
            "slots, for its consumer's region">,

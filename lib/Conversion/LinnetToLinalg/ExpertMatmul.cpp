@@ -13,15 +13,18 @@
 // f32 and rounded to the element type. Only the chosen experts' weights are
 // read, each row of them contiguously.
 //
-// With many slots (at least four per expert: a prefill; decided at run time
-// where the rows are dynamic) each expert's weights would be read once per
-// slot that chose it. The grouped form reads them once per tile of slots
-// instead, as vLLM's fused MoE does: the slots are sorted by expert (a counting
-// sort) into tiles of `groupRows` rows (8 on a CPU, 64 for a GPU's tensor
-// cores), each expert's last tile padded; one matmul per tile against its
-// expert's [O, I] weights, a tile of `outputTile` of its outputs a forall
-// iteration (the forall over tiles is the dispatch region); and each slot's
-// result gathered back from its sorted row.
+// With many slots (at least `groupedSlotsPerExpert` per expert, 4 on a CPU:
+// a prefill; decided at run time where the rows are dynamic) each expert's
+// weights would be read once per slot that chose it. The grouped form reads
+// them once per tile of slots instead, as vLLM's fused MoE does: the slots
+// are sorted by expert (a counting sort: loops on a CPU, parallel linalg ops
+// for a GPU, as vLLM's moe_align_block_size is a kernel) into tiles of
+// `groupRows` rows (8 on a CPU, 64 for a GPU's tensor cores, fewer where
+// the slots are static and few an expert), each expert's last tile padded;
+// one matmul per tile against its expert's [O, I] weights, a tile of
+// `outputTile` of its outputs a forall iteration (the forall over tiles is
+// the dispatch region); and each slot's result gathered back from its
+// sorted row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,9 +42,6 @@ using namespace mlir;
 
 namespace linnet::lowering {
 namespace {
-
-/// Slots per expert, on average, from which the grouped form pays.
-constexpr int64_t kGroupedSlotsPerExpert = 4;
 
 /// A new i32 tensor of `sizes` filled with `value`.
 Value createFilledI32(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
@@ -128,44 +128,64 @@ struct SlotExpert {
   Value row, slot, valid, expert;
 };
 
-/// The grouped form (see the file comment): y [R, K, O].
-Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o,
-                   int64_t groupRows, int64_t outputTile) {
-  MLIRContext *context = b.getContext();
-  Value input = o.input, experts = o.experts;
-  Type elementType = o.elementType;
-  const SmallVector<OpFoldResult> &expertSizes = o.expertSizes,
-                                  &weightSizes = o.weightSizes;
-  OpFoldResult outSize = o.outSize, inSize = o.inSize;
-  auto index = [&](OpFoldResult size) {
-    return getValueOrCreateConstantIndexOp(b, loc, size);
-  };
-  Value rows = index(expertSizes[0]), slots = index(expertSizes[1]);
-  Value numExperts = index(weightSizes[0]);
+/// The sizes of a grouped form's layout and the expert of each slot.
+struct GroupLayout {
+  Value rows, slots, numExperts, count;
+  /// Rows a tile; at most one partly filled tile per expert, so at most
+  /// maxTiles tiles and maxSorted sorted rows.
+  Value tileRows, maxTiles, maxSorted;
+  int64_t tileRowCount;
+
+  GroupLayout(OpBuilder &b, Location loc, const Operands &o,
+              int64_t tileRowCount)
+      : tileRowCount(tileRowCount) {
+    auto index = [&](OpFoldResult size) {
+      return getValueOrCreateConstantIndexOp(b, loc, size);
+    };
+    rows = index(o.expertSizes[0]);
+    slots = index(o.expertSizes[1]);
+    numExperts = index(o.weightSizes[0]);
+    count = arith::MulIOp::create(b, loc, rows, slots);
+    tileRows = arith::ConstantIndexOp::create(b, loc, tileRowCount);
+    maxTiles = arith::AddIOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, count, tileRows),
+        numExperts);
+    maxSorted = arith::MulIOp::create(b, loc, maxTiles, tileRows);
+  }
+
+  /// The expert of slot p (r = p / K, j = p % K), and whether it is one.
+  SlotExpert expertOf(OpBuilder &b, Location loc, Value experts,
+                      Value p) const {
+    Value r = arith::DivUIOp::create(b, loc, p, slots);
+    Value j = arith::RemUIOp::create(b, loc, p, slots);
+    auto [valid, id] = readExpert(b, loc, experts, r, j, numExperts);
+    return SlotExpert{r, j, valid, id};
+  }
+};
+
+/// Where the grouped form puts the slots: each slot's sorted row (-1: no
+/// valid expert), each sorted row's slot (-1: padding), each tile's expert
+/// (-1: a tile past the last) and the tiles its products run over.
+struct SortedSlots {
+  Value sortedRows, sources, tileExperts, tiles;
+};
+
+/// The counting sort as loops, one slot after another: the least work, and
+/// the CPU's form (on a GPU the host would run it, waiting for the device).
+SortedSlots sortSerially(OpBuilder &b, Location loc, const Operands &o,
+                         const GroupLayout &g) {
+  Value experts = o.experts;
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value tileRows = arith::ConstantIndexOp::create(b, loc, groupRows);
-  Value count = arith::MulIOp::create(b, loc, rows, slots);
-  // At most one partly filled tile per expert.
-  Value maxTiles = arith::AddIOp::create(
-      b, loc, arith::CeilDivUIOp::create(b, loc, count, tileRows), numExperts);
-  Value maxSorted = arith::MulIOp::create(b, loc, maxTiles, tileRows);
-
-  // The expert of slot p (r = p / K, j = p % K), and whether it is one.
-  auto expertOf = [&](OpBuilder &nb, Value p) {
-    Value r = arith::DivUIOp::create(nb, loc, p, slots);
-    Value j = arith::RemUIOp::create(nb, loc, p, slots);
-    auto [valid, id] = readExpert(nb, loc, experts, r, j, numExperts);
-    return SlotExpert{r, j, valid, id};
-  };
+  Value tileRows = g.tileRows;
 
   // 1. Slots per expert.
-  Value counts = createFilledI32(b, loc, {weightSizes[0]}, 0);
+  Value counts = createFilledI32(b, loc, {o.weightSizes[0]}, 0);
   counts =
       scf::ForOp::create(
-          b, loc, zero, count, one, ValueRange{counts},
+          b, loc, zero, g.count, one, ValueRange{counts},
           [&](OpBuilder &nb, Location, Value p, ValueRange carried) {
-            SlotExpert slot = expertOf(nb, p);
+            SlotExpert slot = g.expertOf(nb, loc, experts, p);
             Value id = slot.expert;
             Value add = arith::SelectOp::create(nb, loc, slot.valid, one, zero);
             Value now = arith::AddIOp::create(
@@ -177,10 +197,10 @@ Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o,
 
   // 2. Each expert's first sorted row (its tiles follow one another) and
   // each tile's expert.
-  Value firstRows = createFilledI32(b, loc, {weightSizes[0]}, 0);
-  Value tileExperts = createFilledI32(b, loc, {maxTiles}, 0);
+  Value firstRows = createFilledI32(b, loc, {o.weightSizes[0]}, 0);
+  Value tileExperts = createFilledI32(b, loc, {g.maxTiles}, -1);
   auto layout = scf::ForOp::create(
-      b, loc, zero, numExperts, one, ValueRange{zero, firstRows, tileExperts},
+      b, loc, zero, g.numExperts, one, ValueRange{zero, firstRows, tileExperts},
       [&](OpBuilder &nb, Location, Value e, ValueRange carried) {
         Value tiles = arith::CeilDivUIOp::create(
             nb, loc, readIndex(nb, loc, counts, {e}), tileRows);
@@ -201,15 +221,14 @@ Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o,
   firstRows = layout.getResult(1);
   tileExperts = layout.getResult(2);
 
-  // 3. Each slot's sorted row (-1: no valid expert) and each sorted row's
-  // slot (-1: padding).
+  // 3. Each slot's sorted row and each sorted row's slot.
   Value sortedRows =
-      createFilledI32(b, loc, {expertSizes[0], expertSizes[1]}, -1);
-  Value sources = createFilledI32(b, loc, {maxSorted}, -1);
+      createFilledI32(b, loc, {o.expertSizes[0], o.expertSizes[1]}, -1);
+  Value sources = createFilledI32(b, loc, {g.maxSorted}, -1);
   auto sort = scf::ForOp::create(
-      b, loc, zero, count, one, ValueRange{sortedRows, sources, firstRows},
+      b, loc, zero, g.count, one, ValueRange{sortedRows, sources, firstRows},
       [&](OpBuilder &nb, Location, Value p, ValueRange carried) {
-        SlotExpert slot = expertOf(nb, p);
+        SlotExpert slot = g.expertOf(nb, loc, experts, p);
         Value id = slot.expert;
         auto placed = scf::IfOp::create(
             nb, loc, slot.valid,
@@ -228,8 +247,338 @@ Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o,
             });
         scf::YieldOp::create(nb, loc, placed.getResults());
       });
-  sortedRows = sort.getResult(0);
-  sources = sort.getResult(1);
+  return {sort.getResult(0), sort.getResult(1), tileExperts, numTiles};
+}
+
+/// Slots a chunk of the parallel sort: each slot's rank among its chunk's
+/// slots of the same expert is a sum over the chunk, each expert's start in
+/// a chunk a sum over the chunks before it.
+constexpr int64_t kSortChunk = 256;
+
+/// An operand of `size` elements that only gives a linalg op a reduction
+/// loop no other operand bounds (its body reads linalg.index instead): an
+/// empty tensor, which no region takes in, where a computed range would be
+/// taken into each of its readers' regions as a tile of no bound.
+Value loopBound(OpBuilder &b, Location loc, Value size) {
+  return createEmpty(b, loc, {size}, b.getI8Type());
+}
+
+/// The same sort as linalg ops free of loops over slots, each element a sum
+/// or a search over at most a chunk, the chunks or the experts, all of them
+/// parallel: a GPU's kernels, with no wait for the host. The tiles are
+/// maxTiles, those past the last of expert -1.
+SortedSlots sortInParallel(OpBuilder &b, Location loc, const Operands &o,
+                           const GroupLayout &g) {
+  MLIRContext *context = b.getContext();
+  Type i32 = b.getI32Type();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value chunk = arith::ConstantIndexOp::create(b, loc, kSortChunk);
+  // At least one chunk, so that a search with no slots reads in bounds.
+  Value chunks = arith::MaxUIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, g.count, chunk),
+      arith::ConstantIndexOp::create(b, loc, 1));
+  Value chunksAndOne = arith::AddIOp::create(
+      b, loc, chunks, arith::ConstantIndexOp::create(b, loc, 1));
+  auto i32Constant = [&](OpBuilder &nb, Location nloc, int64_t value) {
+    return arith::ConstantIntOp::create(nb, nloc, i32, value);
+  };
+  auto asI32 = [&](OpBuilder &nb, Location nloc, Value index) {
+    return arith::IndexCastOp::create(nb, nloc, i32, index).getResult();
+  };
+  auto countIf = [&](OpBuilder &nb, Location nloc, Value acc, Value hit) {
+    return arith::AddIOp::create(nb, nloc, acc,
+                                 arith::ExtUIOp::create(nb, nloc, i32, hit))
+        .getResult();
+  };
+  auto cmp = [&](OpBuilder &nb, Location nloc, arith::CmpIPredicate predicate,
+                 Value lhs, Value rhs) {
+    return arith::CmpIOp::create(nb, nloc, predicate, lhs, rhs).getResult();
+  };
+  auto andOf = [&](OpBuilder &nb, Location nloc, Value lhs, Value rhs) {
+    return arith::AndIOp::create(nb, nloc, lhs, rhs).getResult();
+  };
+  OpFoldResult chunkSize = b.getIndexAttr(kSortChunk);
+  OpFoldResult experts = o.weightSizes[0];
+
+  // 1. ids[c, i]: the expert of slot c * C + i, -1 past the last slot or
+  // where it names none.
+  Value ids =
+      createGeneric(
+          b, loc, ValueRange{},
+          ValueRange{createEmpty(b, loc, {chunks, chunkSize}, i32)},
+          {projection(context, 2, {0, 1})}, iterators(2),
+          [&](OpBuilder &nb, Location nloc, ValueRange) {
+            Value p = arith::AddIOp::create(
+                nb, nloc,
+                arith::MulIOp::create(
+                    nb, nloc, linalg::IndexOp::create(nb, nloc, 0), chunk),
+                linalg::IndexOp::create(nb, nloc, 1));
+            Value inside = cmp(nb, nloc, arith::CmpIPredicate::ult, p, g.count);
+            Value at = arith::SelectOp::create(nb, nloc, inside, p, zero);
+            SlotExpert slot = g.expertOf(nb, nloc, o.experts, at);
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::SelectOp::create(
+                    nb, nloc, andOf(nb, nloc, inside, slot.valid),
+                    asI32(nb, nloc, slot.expert), i32Constant(nb, nloc, -1))
+                    .getResult());
+          })
+          .getResult(0);
+
+  // 2. chunkCounts[c, e]: the slots of chunk c that chose expert e.
+  Value chunkCounts =
+      createGeneric(
+          b, loc, ValueRange{ids},
+          ValueRange{createFilledI32(b, loc, {chunks, experts}, 0)},
+          {projection(context, 3, {0, 2}), projection(context, 3, {0, 1})},
+          iterators(2, 1),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value e = asI32(nb, nloc, linalg::IndexOp::create(nb, nloc, 1));
+            linalg::YieldOp::create(
+                nb, nloc,
+                countIf(nb, nloc, args[1],
+                        cmp(nb, nloc, arith::CmpIPredicate::eq, args[0], e)));
+          })
+          .getResult(0);
+
+  // An exclusive prefix sum as a reduction: the sum of term(input) over
+  // the iterations whose reduction loop (the last of `loops`) is below loop
+  // 0, into a new tensor of `sizes` (output map: the parallel loops).
+  auto sumBefore = [&](Value input, ArrayRef<OpFoldResult> sizes,
+                       unsigned loops, ArrayRef<unsigned> inputDims,
+                       function_ref<Value(OpBuilder &, Location, Value)> term) {
+    SmallVector<unsigned> parallel =
+        llvm::to_vector(llvm::seq<unsigned>(0, loops - 1));
+    return createGeneric(
+               b, loc, ValueRange{input},
+               ValueRange{createFilledI32(b, loc, sizes, 0)},
+               {projection(context, loops, inputDims),
+                projection(context, loops, parallel)},
+               iterators(loops - 1, 1),
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 Value before =
+                     cmp(nb, nloc, arith::CmpIPredicate::ult,
+                         linalg::IndexOp::create(nb, nloc, loops - 1),
+                         linalg::IndexOp::create(nb, nloc, 0));
+                 Value add = arith::SelectOp::create(nb, nloc, before,
+                                                     term(nb, nloc, args[0]),
+                                                     i32Constant(nb, nloc, 0));
+                 linalg::YieldOp::create(
+                     nb, nloc,
+                     arith::AddIOp::create(nb, nloc, args[1], add).getResult());
+               })
+        .getResult(0);
+  };
+
+  // 3. starts[c, e]: expert e's slots in the chunks before c, for c up to
+  // the last chunk and one past it (there: all of e's slots, counts[e]).
+  Value starts =
+      sumBefore(chunkCounts, {chunksAndOne, experts}, 3, {2, 1},
+                [](OpBuilder &, Location, Value count) { return count; });
+  OpFoldResult one = b.getIndexAttr(1);
+  Value counts = tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get(
+          {getConstantIntValue(experts).value_or(ShapedType::kDynamic)}, i32),
+      starts, ArrayRef<OpFoldResult>{chunks, b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{one, experts}, ArrayRef<OpFoldResult>{one, one});
+
+  // 4. tilesBefore[e]: the tiles of the experts before e.
+  Value tileRows = i32Constant(b, loc, g.tileRowCount);
+  auto tilesOf = [&](OpBuilder &nb, Location nloc, Value count) {
+    return arith::CeilDivSIOp::create(nb, nloc, count, tileRows).getResult();
+  };
+  Value tilesBefore = sumBefore(counts, {experts}, 2, {1}, tilesOf);
+
+  // 5. tileExperts[t]: the expert whose tiles hold t, -1 past the last.
+  Value tileExperts =
+      createGeneric(
+          b, loc, ValueRange{counts, tilesBefore},
+          ValueRange{createFilledI32(b, loc, {g.maxTiles}, -1)},
+          {projection(context, 2, {1}), projection(context, 2, {1}),
+           projection(context, 2, {0})},
+          iterators(1, 1),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value t = asI32(nb, nloc, linalg::IndexOp::create(nb, nloc, 0));
+            Value e = asI32(nb, nloc, linalg::IndexOp::create(nb, nloc, 1));
+            Value end = arith::AddIOp::create(nb, nloc, args[1],
+                                              tilesOf(nb, nloc, args[0]));
+            Value inside = andOf(
+                nb, nloc, cmp(nb, nloc, arith::CmpIPredicate::sle, args[1], t),
+                cmp(nb, nloc, arith::CmpIPredicate::slt, t, end));
+            Value mine = arith::SelectOp::create(nb, nloc, inside, e,
+                                                 i32Constant(nb, nloc, -1));
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::MaxSIOp::create(nb, nloc, args[2], mine).getResult());
+          })
+          .getResult(0);
+
+  // 6. ranks[c, j]: the slots of chunk c before j of slot j's expert.
+  Value ranks =
+      createGeneric(
+          b, loc, ValueRange{ids, ids},
+          ValueRange{createFilledI32(b, loc, {chunks, chunkSize}, 0)},
+          {projection(context, 3, {0, 2}), projection(context, 3, {0, 1}),
+           projection(context, 3, {0, 1})},
+          iterators(2, 1),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value before = cmp(nb, nloc, arith::CmpIPredicate::ult,
+                               linalg::IndexOp::create(nb, nloc, 2),
+                               linalg::IndexOp::create(nb, nloc, 1));
+            Value same =
+                cmp(nb, nloc, arith::CmpIPredicate::eq, args[0], args[1]);
+            linalg::YieldOp::create(
+                nb, nloc,
+                countIf(nb, nloc, args[2], andOf(nb, nloc, before, same)));
+          })
+          .getResult(0);
+
+  // 7. sortedRows[r, j] = tilesBefore[e] * T + starts[c, e] + ranks[c, i]
+  // for slot p = r * K + j = c * C + i of expert e; -1 where it has none.
+  Value sortedRows =
+      createGeneric(
+          b, loc, ValueRange{},
+          ValueRange{
+              createEmpty(b, loc, {o.expertSizes[0], o.expertSizes[1]}, i32)},
+          {projection(context, 2, {0, 1})}, iterators(2),
+          [&](OpBuilder &nb, Location nloc, ValueRange) {
+            Value p = arith::AddIOp::create(
+                nb, nloc,
+                arith::MulIOp::create(
+                    nb, nloc, linalg::IndexOp::create(nb, nloc, 0), g.slots),
+                linalg::IndexOp::create(nb, nloc, 1));
+            SlotExpert slot = g.expertOf(nb, nloc, o.experts, p);
+            Value c = arith::DivUIOp::create(nb, nloc, p, chunk);
+            Value i = arith::RemUIOp::create(nb, nloc, p, chunk);
+            Value first = arith::MulIOp::create(
+                nb, nloc,
+                tensor::ExtractOp::create(nb, nloc, tilesBefore,
+                                          ValueRange{slot.expert}),
+                tileRows);
+            Value row = arith::AddIOp::create(
+                nb, nloc,
+                arith::AddIOp::create(
+                    nb, nloc, first,
+                    tensor::ExtractOp::create(nb, nloc, starts,
+                                              ValueRange{c, slot.expert})),
+                tensor::ExtractOp::create(nb, nloc, ranks, ValueRange{c, i}));
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::SelectOp::create(nb, nloc, slot.valid, row,
+                                        i32Constant(nb, nloc, -1))
+                    .getResult());
+          })
+          .getResult(0);
+
+  // Sorted row q's expert e (clamped to 0 where its tile has none), its
+  // rank k among e's slots, and whether it is one of them (not padding).
+  struct SortedRow {
+    Value expert, rank, present;
+  };
+  auto sortedRow = [&](OpBuilder &nb, Location nloc, Value q) {
+    Value t = arith::DivUIOp::create(
+        nb, nloc, q, arith::ConstantIndexOp::create(nb, nloc, g.tileRowCount));
+    Value id = tensor::ExtractOp::create(nb, nloc, tileExperts, ValueRange{t});
+    Value owned =
+        cmp(nb, nloc, arith::CmpIPredicate::sge, id, i32Constant(nb, nloc, 0));
+    Value e = toIndex(
+        nb, nloc,
+        arith::SelectOp::create(nb, nloc, owned, id, i32Constant(nb, nloc, 0)));
+    Value first = arith::MulIOp::create(
+        nb, nloc, tensor::ExtractOp::create(nb, nloc, tilesBefore, e),
+        tileRows);
+    Value k = arith::SubIOp::create(nb, nloc, asI32(nb, nloc, q), first);
+    Value present = andOf(nb, nloc, owned,
+                          cmp(nb, nloc, arith::CmpIPredicate::slt, k,
+                              tensor::ExtractOp::create(nb, nloc, counts, e)));
+    return SortedRow{e, k, present};
+  };
+
+  // 8. sourceChunks[q]: the chunks c whose starts[c, e] <= k; sorted row q
+  // comes from the last of them (where q is one of e's slots).
+  Value sourceChunks =
+      createGeneric(
+          b, loc, ValueRange{loopBound(b, loc, chunksAndOne)},
+          ValueRange{createFilledI32(b, loc, {g.maxSorted}, 0)},
+          {projection(context, 2, {1}), projection(context, 2, {0})},
+          iterators(1, 1),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            SortedRow row =
+                sortedRow(nb, nloc, linalg::IndexOp::create(nb, nloc, 0));
+            Value start = tensor::ExtractOp::create(
+                nb, nloc, starts,
+                ValueRange{linalg::IndexOp::create(nb, nloc, 1), row.expert});
+            linalg::YieldOp::create(
+                nb, nloc,
+                countIf(
+                    nb, nloc, args[1],
+                    cmp(nb, nloc, arith::CmpIPredicate::sle, start, row.rank)));
+          })
+          .getResult(0);
+
+  // 9. sources[q]: the slot c * C + i of that chunk whose rank among e's
+  // slots is k; -1 for padding.
+  Value sources =
+      createGeneric(
+          b, loc, ValueRange{loopBound(b, loc, chunk), sourceChunks},
+          ValueRange{createFilledI32(b, loc, {g.maxSorted}, -1)},
+          {projection(context, 2, {1}), projection(context, 2, {0}),
+           projection(context, 2, {0})},
+          iterators(1, 1),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            SortedRow row =
+                sortedRow(nb, nloc, linalg::IndexOp::create(nb, nloc, 0));
+            Value last = arith::SubIOp::create(nb, nloc, args[1],
+                                               i32Constant(nb, nloc, 1));
+            Value c =
+                toIndex(nb, nloc,
+                        arith::SelectOp::create(nb, nloc, row.present, last,
+                                                i32Constant(nb, nloc, 0)));
+            Value i = linalg::IndexOp::create(nb, nloc, 1);
+            Value id =
+                tensor::ExtractOp::create(nb, nloc, ids, ValueRange{c, i});
+            Value rank = arith::AddIOp::create(
+                nb, nloc,
+                tensor::ExtractOp::create(nb, nloc, starts,
+                                          ValueRange{c, row.expert}),
+                tensor::ExtractOp::create(nb, nloc, ranks, ValueRange{c, i}));
+            Value match = andOf(
+                nb, nloc, row.present,
+                andOf(nb, nloc,
+                      cmp(nb, nloc, arith::CmpIPredicate::eq, id,
+                          asI32(nb, nloc, row.expert)),
+                      cmp(nb, nloc, arith::CmpIPredicate::eq, rank, row.rank)));
+            Value p = asI32(
+                nb, nloc,
+                arith::AddIOp::create(
+                    nb, nloc, arith::MulIOp::create(nb, nloc, c, chunk), i));
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::SelectOp::create(nb, nloc, match, p, args[2])
+                    .getResult());
+          })
+          .getResult(0);
+  return {sortedRows, sources, tileExperts, g.maxTiles};
+}
+
+/// The grouped form (see the file comment): y [R, K, O].
+Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o,
+                   int64_t tileRowCount, int64_t outputTile,
+                   bool parallelSort) {
+  MLIRContext *context = b.getContext();
+  Value input = o.input;
+  Type elementType = o.elementType;
+  const SmallVector<OpFoldResult> &expertSizes = o.expertSizes;
+  OpFoldResult outSize = o.outSize, inSize = o.inSize;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  GroupLayout g(b, loc, o, tileRowCount);
+  Value slots = g.slots, tileRows = g.tileRows, maxSorted = g.maxSorted;
+  int64_t groupRows = tileRowCount;
+  SortedSlots sorted =
+      parallelSort ? sortInParallel(b, loc, o, g) : sortSerially(b, loc, o, g);
+  Value sortedRows = sorted.sortedRows, sources = sorted.sources,
+        tileExperts = sorted.tileExperts, numTiles = sorted.tiles;
 
   // 4. The inputs in sorted order, zeros in padding rows.
   Value sortedInput = createEmpty(b, loc, {maxSorted, inSize}, elementType);
@@ -274,7 +623,10 @@ Value lowerGrouped(OpBuilder &b, Location loc, const Operands &o,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
     Value t = forall.getInductionVar(0);
-    Value e = readIndex(b, loc, tileExperts, {t});
+    // A tile past the last (the parallel sort's grid) computes zeros from
+    // expert 0's weights, which no slot reads.
+    Value e = arith::MaxSIOp::create(b, loc,
+                                     readIndex(b, loc, tileExperts, {t}), zero);
     Value first = arith::MulIOp::create(b, loc, t, tileRows);
     OpFoldResult zeroIndex = b.getIndexAttr(0), oneIndex = b.getIndexAttr(1),
                  tileSize = b.getIndexAttr(groupRows);
@@ -450,66 +802,91 @@ Value lowerPerSlotInLoops(OpBuilder &b, Location loc, const Operands &o) {
 }
 
 /// Whether `slots` slots (rows times slots a row) over `experts` experts
-/// take the per-slot form: fewer than kGroupedSlotsPerExpert an expert.
-bool fewSlotsPerExpert(int64_t slots, int64_t experts) {
-  return slots < experts * kGroupedSlotsPerExpert;
+/// take the per-slot form: fewer than `slotsPerExpert` an expert.
+bool fewSlotsPerExpert(int64_t slots, int64_t experts, double slotsPerExpert) {
+  return static_cast<double>(slots) <
+         static_cast<double>(experts) * slotsPerExpert;
 }
 
 /// Whether `o` takes the per-slot form, where its sizes tell.
-std::optional<bool> perSlotForm(const Operands &o) {
+std::optional<bool> perSlotForm(const Operands &o, double slotsPerExpert) {
   std::optional<int64_t> rows = getConstantIntValue(o.expertSizes[0]),
                          slots = getConstantIntValue(o.expertSizes[1]),
                          experts = getConstantIntValue(o.weightSizes[0]);
   if (!rows || !slots || !experts)
     return std::nullopt;
-  return fewSlotsPerExpert(*rows * *slots, *experts);
+  return fewSlotsPerExpert(*rows * *slots, *experts, slotsPerExpert);
+}
+
+/// Rows a tile of the grouped form: `groupRows`, or where the slots are
+/// static and fewer an expert, the power of two at or above the slots an
+/// expert has on average, at least a tensor core's 16 rows (a decode step
+/// of 64 rows: 2 slots an expert, tiles of 16, not 64 rows mostly padding).
+int64_t groupTileRows(const Operands &o, int64_t groupRows) {
+  constexpr int64_t kFewestTileRows = 16;
+  std::optional<int64_t> rows = getConstantIntValue(o.expertSizes[0]),
+                         slots = getConstantIntValue(o.expertSizes[1]),
+                         experts = getConstantIntValue(o.weightSizes[0]);
+  if (!rows || !slots || !experts || *experts < 1)
+    return groupRows;
+  int64_t average = llvm::divideCeil(*rows * *slots, *experts);
+  return std::min<int64_t>(
+      groupRows,
+      std::max<int64_t>(kFewestTileRows,
+                        llvm::PowerOf2Ceil(std::max<int64_t>(average, 1))));
 }
 
 struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
-  ExpertMatmulLowering(MLIRContext *context, int64_t outputTile,
-                       int64_t groupRows, bool slotLoopsInRegions)
-      : OpRewritePattern(context), outputTile(outputTile), groupRows(groupRows),
-        slotLoopsInRegions(slotLoopsInRegions) {}
-  int64_t outputTile;
-  int64_t groupRows;
-  bool slotLoopsInRegions;
+  ExpertMatmulLowering(MLIRContext *context, const ExpertMatmulOptions &options)
+      : OpRewritePattern(context), options(options) {}
+  ExpertMatmulOptions options;
 
   LogicalResult matchAndRewrite(ExpertMatmulOp op,
                                 PatternRewriter &rewriter) const override {
     Operands operands(rewriter, op);
     Location loc = op.getLoc();
     Type resultType = op.getResult().getType();
-    if (slotLoopsInRegions && op->getParentOfType<scf::ForallOp>() &&
-        perSlotForm(operands) == true) {
+    if (options.slotLoopsInRegions && op->getParentOfType<scf::ForallOp>() &&
+        perSlotForm(operands, options.groupedSlotsPerExpert) == true) {
       rewriter.replaceOp(
           op, castIfNeeded(rewriter, loc,
                            lowerPerSlotInLoops(rewriter, loc, operands),
                            resultType));
       return success();
     }
+    int64_t tileRows = groupTileRows(operands, options.groupRows);
     auto lower = [&](OpBuilder &b, Location l, bool grouped) {
-      Value result = grouped
-                         ? lowerGrouped(b, l, operands, groupRows, outputTile)
-                         : lowerPerSlot(b, l, operands, outputTile);
+      Value result =
+          grouped ? lowerGrouped(b, l, operands, tileRows, options.outputTile,
+                                 options.parallelSort)
+                  : lowerPerSlot(b, l, operands, options.outputTile);
       return castIfNeeded(b, l, result, resultType);
     };
-    // The grouped form pays from kGroupedSlotsPerExpert slots per expert:
+    // The grouped form pays from groupedSlotsPerExpert slots per expert:
     // decided here where the sizes are static, at run time where they are
-    // not (a block function that both prefill and decode call).
-    auto index = [&](OpFoldResult size) {
-      return getValueOrCreateConstantIndexOp(rewriter, loc, size);
-    };
-    Value count = rewriter.createOrFold<arith::MulIOp>(
-        loc, index(operands.expertSizes[0]), index(operands.expertSizes[1]));
-    Value threshold = rewriter.createOrFold<arith::MulIOp>(
-        loc, index(operands.weightSizes[0]),
-        arith::ConstantIndexOp::create(rewriter, loc, kGroupedSlotsPerExpert));
-    Value many = rewriter.createOrFold<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::uge, count, threshold);
+    // not (a block function that both prefill and decode call). Where the
+    // experts are a run-time count the ratio is taken in 1024ths.
     Value result;
-    if (std::optional<int64_t> known = getConstantIntValue(many)) {
-      result = lower(rewriter, loc, *known != 0);
+    if (std::optional<bool> few =
+            perSlotForm(operands, options.groupedSlotsPerExpert)) {
+      result = lower(rewriter, loc, !*few);
     } else {
+      auto index = [&](OpFoldResult size) {
+        return getValueOrCreateConstantIndexOp(rewriter, loc, size);
+      };
+      auto constant = [&](int64_t value) {
+        return arith::ConstantIndexOp::create(rewriter, loc, value);
+      };
+      Value count = rewriter.createOrFold<arith::MulIOp>(
+          loc, index(operands.expertSizes[0]), index(operands.expertSizes[1]));
+      Value threshold = rewriter.createOrFold<arith::CeilDivUIOp>(
+          loc,
+          rewriter.createOrFold<arith::MulIOp>(
+              loc, index(operands.weightSizes[0]),
+              constant(std::llround(options.groupedSlotsPerExpert * 1024))),
+          constant(1024));
+      Value many = rewriter.createOrFold<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::uge, count, threshold);
       auto choice = scf::IfOp::create(
           rewriter, loc, many,
           [&](OpBuilder &b, Location l) {
@@ -528,13 +905,11 @@ struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
 } // namespace
 
 void populateExpertMatmulPatterns(RewritePatternSet &patterns,
-                                  int64_t outputTile, int64_t groupRows,
-                                  bool slotLoopsInRegions) {
-  patterns.add<ExpertMatmulLowering>(patterns.getContext(), outputTile,
-                                     groupRows, slotLoopsInRegions);
+                                  const ExpertMatmulOptions &options) {
+  patterns.add<ExpertMatmulLowering>(patterns.getContext(), options);
 }
 
-bool isFusibleSlotProduct(Operation *op) {
+bool isFusibleSlotProduct(Operation *op, double groupedSlotsPerExpert) {
   auto matmul = dyn_cast<ExpertMatmulOp>(op);
   if (!matmul || matmul->getParentOfType<scf::ForallOp>())
     return false;
@@ -543,7 +918,8 @@ bool isFusibleSlotProduct(Operation *op) {
   auto experts = cast<RankedTensorType>(matmul.getExperts().getType());
   return input.getRank() == 3 && input.hasStaticShape() &&
          weights.hasStaticShape() && experts.hasStaticShape() &&
-         fewSlotsPerExpert(experts.getNumElements(), weights.getDimSize(0));
+         fewSlotsPerExpert(experts.getNumElements(), weights.getDimSize(0),
+                           groupedSlotsPerExpert);
 }
 
 } // namespace linnet::lowering

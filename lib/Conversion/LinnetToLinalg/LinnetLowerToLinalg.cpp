@@ -30,16 +30,13 @@ namespace linnet {
 
 using namespace mlir;
 
-void linnet::populateLinnetToLinalgPatterns(RewritePatternSet &patterns,
-                                            int64_t attentionKeyBlock,
-                                            int64_t expertOutputTile,
-                                            int64_t expertGroupRows,
-                                            bool slotLoopsInRegions) {
+void linnet::populateLinnetToLinalgPatterns(
+    RewritePatternSet &patterns, int64_t attentionKeyBlock,
+    const ExpertMatmulOptions &experts) {
   lowering::populateAttentionPatterns(patterns, attentionKeyBlock);
   lowering::populateDeltaRulePatterns(patterns);
   lowering::populateCausalConvPatterns(patterns);
-  lowering::populateExpertMatmulPatterns(patterns, expertOutputTile,
-                                         expertGroupRows, slotLoopsInRegions);
+  lowering::populateExpertMatmulPatterns(patterns, experts);
   lowering::populateRankingPatterns(patterns);
 }
 
@@ -61,19 +58,28 @@ struct LinnetLowerToLinalgPass
       getOperation()->emitError("expert-group-rows must be at least 1");
       return signalPassFailure();
     }
+    if (expertGroupedSlots < 0) {
+      getOperation()->emitError("expert-grouped-slots must be 0 or more");
+      return signalPassFailure();
+    }
+    linnet::ExpertMatmulOptions experts;
+    experts.outputTile = expertOutputTile;
+    experts.groupRows = expertGroupRows;
+    experts.groupedSlotsPerExpert = expertGroupedSlots;
+    experts.parallelSort = expertParallelSort;
+    experts.slotLoopsInRegions = slotLoopsInRegions;
     MLIRContext *context = &getContext();
     ConversionTarget target(*context);
     target.addDynamicallyLegalDialect<linnet::LinnetDialect>(
         [&](Operation *op) {
           return (keepTileable && isa<TilingInterface>(op)) ||
-                 (keepSlotProducts &&
-                  linnet::lowering::isFusibleSlotProduct(op));
+                 (keepSlotProducts && linnet::lowering::isFusibleSlotProduct(
+                                          op, experts.groupedSlotsPerExpert));
         });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(context);
     linnet::populateLinnetToLinalgPatterns(patterns, attentionKeyBlock,
-                                           expertOutputTile, expertGroupRows,
-                                           slotLoopsInRegions);
+                                           experts);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

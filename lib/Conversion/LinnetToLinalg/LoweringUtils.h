@@ -9,6 +9,8 @@
 #ifndef LINNET_LIB_CONVERSION_LINNETTOLINALG_LOWERINGUTILS_H
 #define LINNET_LIB_CONVERSION_LINNETTOLINALG_LOWERINGUTILS_H
 
+#include "linnet/Conversion/LinnetToLinalg/LinnetToLinalg.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
@@ -89,19 +91,16 @@ void populateAttentionPatterns(mlir::RewritePatternSet &patterns,
                                int64_t keyBlock);
 void populateDeltaRulePatterns(mlir::RewritePatternSet &patterns);
 void populateCausalConvPatterns(mlir::RewritePatternSet &patterns);
-/// A routed matmul's products computed `outputTile` outputs a forall
-/// iteration (0: all), its grouped form in tiles of `groupRows` sorted
-/// rows; with `slotLoopsInRegions` one inside a region (a tile its
-/// consumer's region took in) of the per-slot form loops over its slots.
+/// A routed matmul lowered as `options` says (LinnetToLinalg.h).
 void populateExpertMatmulPatterns(mlir::RewritePatternSet &patterns,
-                                  int64_t outputTile, int64_t groupRows,
-                                  bool slotLoopsInRegions);
+                                  const ExpertMatmulOptions &options);
 
 /// Whether `op` is a routed matmul outside any region that takes a row per
-/// slot, of static sizes and few slots (a decode's down projection of its
-/// experts): a product a consumer's region (the combination that weighs
-/// the slots) can take in a tile of, each block the slots of its outputs.
-bool isFusibleSlotProduct(mlir::Operation *op);
+/// slot, of static sizes and fewer than `groupedSlotsPerExpert` slots an
+/// expert (a decode's down projection of its experts): a product a
+/// consumer's region (the combination that weighs the slots) can take in a
+/// tile of, each block the slots of its outputs.
+bool isFusibleSlotProduct(mlir::Operation *op, double groupedSlotsPerExpert);
 void populateRankingPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace linnet::lowering

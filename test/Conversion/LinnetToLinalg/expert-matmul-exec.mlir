@@ -40,6 +40,27 @@
 // GROUPED: tensor.extract_slice {{.*}} [1, 2, 5] [1, 1, 1] : tensor<3x4x5xf32> to tensor<2x5xf32>
 // GROUPED: tensor.extract_slice {{.*}} [3, 5] [1, 1] : tensor<?x5xf32> to tensor<3x5xf32>
 // GROUPED: linalg.generic {{.*}} ins({{.*}} : tensor<3x5xf32>, tensor<2x5xf32>) outs({{.*}} : tensor<3x2xf32>)
+// With expert-parallel-sort (the CUDA target's) the grouped form sorts the
+// slots with parallel linalg ops, no loop over them; with
+// expert-grouped-slots=0 the static rows take that form too (3 x 2 slots
+// over 3 experts: tiles of min(8, 16) rows), and with 3 rows a tile and 2
+// outputs an iteration, the same results:
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-parallel-sort" \
+// RUN:   | mlir-opt %lower-to-llvm | %run-main \
+// RUN:   | %refpython %S/Inputs/expert_matmul.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-parallel-sort expert-grouped-slots=0" \
+// RUN:   | mlir-opt %lower-to-llvm | %run-main \
+// RUN:   | %refpython %S/Inputs/expert_matmul.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-parallel-sort expert-grouped-slots=0 expert-group-rows=3 expert-output-tile=2" \
+// RUN:   | mlir-opt %lower-to-llvm | %run-main \
+// RUN:   | %refpython %S/Inputs/expert_matmul.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-parallel-sort" \
+// RUN:   | FileCheck %s --check-prefix=PARALLEL --implicit-check-not='scf.for %'
+// The grouped form's sort has no loop over slots, and its products run
+// over every tile there may be (3 experts more than the slots fill):
+// PARALLEL: scf.forall ({{.*}}) in (%{{.*}}) shared_outs({{.*}}) -> (tensor<?x4xf32>)
+// RUN: cat %s %S/Inputs/generators.mlir | not linnet-opt --linnet-lower-to-linalg="expert-grouped-slots=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE-SLOTS
+// NEGATIVE-SLOTS: error: expert-grouped-slots must be 0 or more
 // RUN: cat %s %S/Inputs/generators.mlir | not linnet-opt --linnet-lower-to-linalg="expert-group-rows=0" 2>&1 | FileCheck %s --check-prefix=NO-ROWS
 // NO-ROWS: error: expert-group-rows must be at least 1
 // Tiled as an op by the CPU pipeline (configurations pinned on two of the
@@ -58,7 +79,9 @@
 // CHECK: expert_matmul bf16: PASS
 // CHECK: expert_matmul grouped shared input: PASS
 // CHECK: expert_matmul grouped per-slot input: PASS
+// CHECK: expert_matmul grouped, 600 slots: PASS
 func.func @main() {
+  %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c3 = arith.constant 3 : index
   %c4 = arith.constant 4 : index
@@ -122,5 +145,30 @@ func.func @main() {
       : (tensor<?x2x5xf32>, tensor<3x4x5xf32>, tensor<?x2xi32>) -> tensor<?x2x4xf32>
   %printed_gk = tensor.cast %gyk : tensor<?x2x4xf32> to tensor<*xf32>
   call @printMemrefF32(%printed_gk) : (tensor<*xf32>) -> ()
+
+  // Grouped, 300 rows of 2 slots: 600 slots, more than one chunk of the
+  // parallel sort (256), ids (5 r + 3 j + r^2 mod 7) mod 5 - 1 in [-1, 3].
+  %c300 = arith.constant 300 : index
+  %lx0 = call @sin_3d(%c300, %c2, %c5, %s2, %one, %zero)
+      : (index, index, index, f32, f32, f32) -> tensor<?x?x?xf32>
+  %lx = tensor.cast %lx0 : tensor<?x?x?xf32> to tensor<?x2x5xf32>
+  %lids = tensor.generate %c300 {
+  ^bb0(%r: index, %j: index):
+    %c7 = arith.constant 7 : index
+    %rr = arith.muli %r, %r : index
+    %sq = arith.remui %rr, %c7 : index
+    %r5 = arith.muli %r, %c5 : index
+    %j3 = arith.muli %j, %c3 : index
+    %sum0 = arith.addi %r5, %j3 : index
+    %sum = arith.addi %sum0, %sq : index
+    %m = arith.remui %sum, %c5 : index
+    %id = arith.subi %m, %c1 : index
+    %id32 = arith.index_cast %id : index to i32
+    tensor.yield %id32 : i32
+  } : tensor<?x2xi32>
+  %ly = linnet.expert_matmul %lx, %w, %lids
+      : (tensor<?x2x5xf32>, tensor<3x4x5xf32>, tensor<?x2xi32>) -> tensor<?x2x4xf32>
+  %printed_l = tensor.cast %ly : tensor<?x2x4xf32> to tensor<*xf32>
+  call @printMemrefF32(%printed_l) : (tensor<*xf32>) -> ()
   return
 }

@@ -14,20 +14,33 @@
 
 namespace linnet {
 
+/// How a routed matmul (`linnet.expert_matmul`) is lowered.
+struct ExpertMatmulOptions {
+  /// Outputs of a product per forall iteration (0: all of an expert's),
+  /// which spreads a decode's few slots over a GPU's blocks; the grouped
+  /// form's tiles likewise.
+  int64_t outputTile = 0;
+  /// Rows of a tile of the grouped form (slots sorted by expert); fewer
+  /// where the slots are static and few an expert (at least 16 then).
+  int64_t groupRows = 8;
+  /// Slots an expert, on average, from which the grouped form is taken
+  /// (each expert's weights read once a tile instead of once a slot).
+  double groupedSlotsPerExpert = 4;
+  /// Sort the slots with parallel linalg ops (a GPU's kernels) instead of
+  /// loops over the slots (the host's, on a GPU).
+  bool parallelSort = false;
+  /// Lower a product inside a region (a tile its consumer's region took in)
+  /// as loops over its slots there.
+  bool slotLoopsInRegions = false;
+};
+
 /// Adds one rewrite pattern per linnet operation; each replaces its operation
 /// by upstream operations on tensors. Attention reads the keys in blocks of
 /// `attentionKeyBlock` (its scores take that many keys of memory per query,
-/// not the whole cache). A routed matmul with a product per slot computes
-/// `expertOutputTile` outputs per iteration of its forall (0: all of an
-/// expert's), which spreads a decode's few slots over a GPU's blocks, and
-/// so does each tile of `expertGroupRows` sorted rows of its grouped form
-/// (a prompt's); with `slotLoopsInRegions` one inside a region (a tile its
-/// consumer's region took in) loops over its slots there instead.
+/// not the whole cache); routed matmuls as `experts` says.
 void populateLinnetToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                     int64_t attentionKeyBlock = 256,
-                                    int64_t expertOutputTile = 0,
-                                    int64_t expertGroupRows = 8,
-                                    bool slotLoopsInRegions = false);
+                                    const ExpertMatmulOptions &experts = {});
 
 } // namespace linnet
 
