@@ -6,6 +6,7 @@
 // be tested alone with configurations pinned in its input:
 //
 //   linnet-codegen-prepare               fuse, make contractions named ops
+//   linnet-codegen-parallel-scatters     a loop of disjoint inserts a forall
 //   linnet-codegen-write-states-in-place new states computed into their own
 //                                        arguments
 //   <target>-select-lowering-config      tile sizes per op (target policy)
@@ -183,6 +184,28 @@ def LinnetCodegenWriteStatesInPlace
            "whose region computes its pieces into the state">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def LinnetCodegenParallelScatters
+    : Pass<"linnet-codegen-parallel-scatters", "mlir::func::FuncOp"> {
+  let summary = "Make a loop of inserts into places that differ in every "
+                "iteration an scf.forall";
+  let description = [{
+    A write through index tensors is an `scf.for` over the indices with one
+    `tensor.insert_slice` each, in order (two indices may name the same
+    place). Where one offset of the insert is the loop's own index, with
+    one element along that axis (an `arange` index: `index_cast` of an
+    element of an `arange` generic is first read as the index itself), the
+    places differ from one iteration to the next, and the loop, its body
+    free of other memory effects, becomes an `scf.forall` of `shared_outs`
+    the carried tensor: each iteration copies its slice into its place with
+    a `linalg.copy` and inserts it with `tensor.parallel_insert_slice`. The
+    forall is then a dispatch region as a lowering's are (a decode step's
+    keys, each row at its own position: one kernel, not one a row).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::scf::SCFDialect",
                            "mlir::tensor::TensorDialect"];
 }
 

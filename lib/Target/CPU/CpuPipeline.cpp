@@ -44,6 +44,7 @@ void addLinalgStage(OpPassManager &pm, const CpuPipelineOptions &options) {
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   addCleanup(funcPm);
   funcPm.addPass(createLinnetCodegenPrepare());
+  funcPm.addPass(createLinnetCodegenParallelScatters());
   funcPm.addPass(createLinnetCodegenWriteStatesInPlace());
   LinnetCpuSelectLoweringConfigOptions tiling;
   tiling.contractionThreadTile.assign(options.contractionThreadTile.begin(),

@@ -79,6 +79,7 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   addCleanup(funcPm);
   funcPm.addPass(createLinnetCodegenPrepare());
+  funcPm.addPass(createLinnetCodegenParallelScatters());
   // A rope's sine and cosine of an argument reduced here need no local
   // array: they fuse with their readers.
   funcPm.addPass(createLinnetCudaReduceTrigonometric());

@@ -404,8 +404,10 @@ def scenario_queue(server, args):
               "waiting": {"prompt": [5, 6, 8], "max_tokens": 2}}
     results = {}
 
+    # The running request's thousands of steps take minutes in a sanitized build on a busy
+    # machine: more than a request's usual 120 s.
     def send(name):
-        results[name] = server.post("/v1/completions", bodies[name])
+        results[name] = server.post("/v1/completions", bodies[name], timeout=900)
     runner = threading.Thread(target=send, args=("running",))
     runner.start()
     deadline = time.time() + 60
