@@ -3,7 +3,8 @@
 # LLVM or MLIR: only the built binaries and their inputs travel.
 #
 #   tools/scripts/device-check.sh [--tiny-only] [DIR]
-#       builds into DIR (default build/device-check; under 64 MiB):
+#       builds into DIR (default build/device-check) and packs it into
+#       DIR.tar.gz (under the 64 MiB a device call carries; unpacked there):
 #       - tiny/one, tiny/two, tiny/three: GPU binaries (`linnet build
 #         --target cuda`) of three tiny configurations (f32, Batch 2; f32,
 #         Batch 3 with two layer groups, per-expert tensors and odd widths;
@@ -73,3 +74,14 @@ fi
 cp "$top/tools/scripts/device-check-run.sh" "$out/run.sh"
 chmod +x "$out/run.sh"
 du -sh "$out"
+# What travels: the folder packed (the binaries compress about 3x; unpacked,
+# the three tiny and three full-size binaries are about 90 MB, past the 64 MiB
+# a device call carries).
+tar -C "$out" -czf "$out.tar.gz" .
+bytes=$(stat -c %s "$out.tar.gz")
+echo "device-check: $out.tar.gz, $bytes bytes; on the GPU machine:"
+echo "  mkdir -p /tmp/dc && tar -xzf $(basename "$out").tar.gz -C /tmp/dc && /tmp/dc/run.sh"
+if [ "$bytes" -ge $((64 * 1024 * 1024)) ]; then
+  echo "device-check: $out.tar.gz is over the 64 MiB a device call carries" >&2
+  exit 1
+fi
