@@ -209,13 +209,20 @@ bool hasTensorSemantics(Operation *op) {
 }
 
 /// Whether the tile `slice` takes, of at most `elements` elements, may hold
-/// more than `maxBytes` (0: no limit). One of no constant bound is not
-/// refused here (it may bufferize into its consumer's tile).
+/// more than `maxBytes` (0: no limit). One of no constant bound is refused
+/// only where an op other than a linalg op reads it (a prompt's delta rule,
+/// tiled as an op with the sequence whole, would hold it in a buffer of no
+/// bound); a linalg op's may bufferize into its consumer's tile.
 bool exceedsTileBytes(tensor::ExtractSliceOp slice,
                       std::optional<int64_t> elements, int64_t maxBytes) {
-  return maxBytes > 0 && elements &&
-         *elements * (slice.getResultType().getElementTypeBitWidth() / 8) >
-             maxBytes;
+  if (maxBytes <= 0)
+    return false;
+  if (!elements)
+    return llvm::any_of(slice->getUsers(), [](Operation *user) {
+      return !isa<linalg::LinalgOp>(user);
+    });
+  return *elements * (slice.getResultType().getElementTypeBitWidth() / 8) >
+         maxBytes;
 }
 
 /// How many tiles of the region around `slice` (an `scf.forall`) read the

@@ -1516,9 +1516,10 @@ GenValue Generator::builtin(const CallResolution &resolution,
     const ValueType &outType = type.elements[0], &stateType = type.elements[1];
     // The final state's destination is the initial state: updated in place.
     auto op = DeltaRuleOp::create(
-        builder, at, tensorType(outType.dims, ElementType::F32),
-        tensorType(stateType.dims, ElementType::F32), q.tensor, k.tensor,
-        v.tensor, beta.tensor, g.tensor, lengths.tensor,
+        builder, at,
+        mlir::TypeRange{tensorType(outType.dims, ElementType::F32),
+                        tensorType(stateType.dims, ElementType::F32)},
+        q.tensor, k.tensor, v.tensor, beta.tensor, g.tensor, lengths.tensor,
         emptyTensor(outType.dims, ElementType::F32, at), initial.tensor);
     return GenValue::tuple(
         {GenValue::ofTensor(op.getOutput(), outType.dims, ElementType::F32),

@@ -611,3 +611,41 @@ func.func @into_lowered_element(%onehot: tensor<2x8xi32>, %x: tensor<1x1x16xf32>
   } {mapping = [#gpu.block<linear_dim_0>]}
   return %r : tensor<2x16xf32>
 }
+
+// A prompt's delta rule, tiled as an op with its tokens whole: its scaled
+// query's tile ([1, S, 1, 8], of a run-time S) has no bound, and the scan,
+// no linalg op, would hold it in a buffer of its own, so with
+// max-fused-tile-bytes it is a region of its own; without, it joins.
+// LIMIT-LABEL: func.func @prompt_scan(
+// LIMIT: scf.forall
+// LIMIT: arith.mulf
+// LIMIT: scf.forall
+// LIMIT-NOT: arith.mulf
+// LIMIT: linnet.delta_rule
+// GPU-LABEL: func.func @prompt_scan(
+// GPU: scf.forall
+// GPU: arith.mulf
+// GPU: linnet.delta_rule
+// GPU-NOT: scf.forall (
+// GPU: return
+#q4 = affine_map<(b, s, n, k) -> (b, s, n, k)>
+func.func @prompt_scan(%q: tensor<2x?x4x8xf32>, %v: tensor<2x?x4x16xf32>,
+                       %g: tensor<2x?x4xf32>, %init: tensor<2x4x8x16xf32>,
+                       %len: tensor<2xi32>) -> (tensor<2x?x4x16xf32>, tensor<2x4x8x16xf32>) {
+  %c1 = arith.constant 1 : index
+  %two = arith.constant 2.0 : f32
+  %s = tensor.dim %q, %c1 : tensor<2x?x4x8xf32>
+  %eq = tensor.empty(%s) : tensor<2x?x4x8xf32>
+  %scaled = linalg.generic {indexing_maps = [#q4, #q4], iterator_types = ["parallel", "parallel", "parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 1, 8], reduction = [0, 0, 0, 0], vector = [0, 0, 0, 0]>} ins(%q : tensor<2x?x4x8xf32>) outs(%eq : tensor<2x?x4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %two : f32
+    linalg.yield %m : f32
+  } -> tensor<2x?x4x8xf32>
+  %e = tensor.empty(%s) : tensor<2x?x4x16xf32>
+  %out, %final = linnet.delta_rule %scaled, %scaled, %v, %g, %g, %len outs(%e, %init)
+      {linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 8], reduction = [0, 0, 0], vector = [0, 0, 0]>}
+      : (tensor<2x?x4x8xf32>, tensor<2x?x4x8xf32>, tensor<2x?x4x16xf32>, tensor<2x?x4xf32>,
+         tensor<2x?x4xf32>, tensor<2xi32>, tensor<2x?x4x16xf32>, tensor<2x4x8x16xf32>)
+      -> (tensor<2x?x4x16xf32>, tensor<2x4x8x16xf32>)
+  return %out, %final : tensor<2x?x4x16xf32>, tensor<2x4x8x16xf32>
+}

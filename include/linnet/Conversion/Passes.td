@@ -58,6 +58,11 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     TilingInterface: every linnet op) are left for a target's Codegen to put
     into dispatch regions first; the pass then lowers each tile where it is
     (and each op the target gave no region, where it is).
+
+    With `keep-sequence-scans` a delta rule over a run-time number of
+    tokens (a prompt's) is left as it is, for a target that runs its scan
+    with code of its own (the CUDA target's warp scan, in its kernel's
+    threads, after bufferization).
   }];
   let options = [
     Option<"attentionKeyBlock", "attention-key-block", "int64_t", "256",
@@ -80,6 +85,8 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
            "slots, for its consumer's region">,
     Option<"slotLoopsInRegions", "slot-loops-in-regions", "bool", "false",
            "Lower a routed matmul inside a region as loops over its slots">,
+    Option<"keepSequenceScans", "keep-sequence-scans", "bool", "false",
+           "Leave a delta rule over a run-time number of tokens">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

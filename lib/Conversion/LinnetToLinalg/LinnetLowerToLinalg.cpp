@@ -2,9 +2,9 @@
 //
 // The pass that replaces every linnet operation (or, with keep-tileable, every
 // one that is not tiled as an op; with keep-slot-products, every one but a
-// decode's routed products of a row per slot) by linalg/tensor/scf loop nests
-// on tensors, and the populate entry point that gathers the patterns of each op
-// family.
+// decode's routed products of a row per slot; with keep-sequence-scans, every
+// one but a prompt's delta rule) by linalg/tensor/scf loop nests on tensors,
+// and the populate entry point that gathers the patterns of each op family.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 #include "linnet/Conversion/LinnetToLinalg/LinnetToLinalg.h"
 #include "linnet/Conversion/Passes.h"
 #include "linnet/Dialect/Linnet/IR/LinnetDialect.h"
+#include "linnet/Dialect/Linnet/IR/LinnetOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -72,7 +73,9 @@ struct LinnetLowerToLinalgPass
     ConversionTarget target(*context);
     target.addDynamicallyLegalDialect<linnet::LinnetDialect>(
         [&](Operation *op) {
+          auto scan = dyn_cast<linnet::DeltaRuleOp>(op);
           return (keepTileable && isa<TilingInterface>(op)) ||
+                 (keepSequenceScans && scan && scan.hasRunTimeLength()) ||
                  (keepSlotProducts && linnet::lowering::isFusibleSlotProduct(
                                           op, experts.groupedSlotsPerExpert));
         });

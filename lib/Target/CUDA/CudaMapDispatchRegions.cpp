@@ -16,6 +16,7 @@
 #include "PassDetail.h"
 #include "TensorCoreMatmul.h"
 #include "WarpReduction.h"
+#include "WarpScan.h"
 
 #include "linnet/Codegen/ShapeBounds.h"
 
@@ -175,14 +176,27 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
                                                 copy.getTarget());
   }
   SmallVector<Operation *> writes;
+  SmallVector<linnet::DeltaRuleOp> scans;
   launch.walk([&](Operation *op) {
-    if (writesOutsideLinalg(op))
+    if (auto scan = dyn_cast<linnet::DeltaRuleOp>(op))
+      scans.push_back(scan);
+    else if (writesOutsideLinalg(op))
       writes.push_back(op);
   });
   for (Operation *write : writes) {
     scf::IfOp guard = runInFirstThread(rewriter, write, thread);
     rewriter.setInsertionPointAfter(guard);
     gpu::BarrierOp::create(rewriter, write->getLoc());
+  }
+  // A prompt's delta rule (kept an op through bufferization): a value
+  // column a warp.
+  for (linnet::DeltaRuleOp scan : scans) {
+    Location loc = scan.getLoc();
+    rewriter.setInsertionPointAfter(scan);
+    gpu::BarrierOp::create(rewriter, loc);
+    if (failed(linnet::lowerDeltaRuleToWarps(rewriter, scan, thread,
+                                             threadsPerBlock)))
+      return failure();
   }
   SmallVector<linalg::LinalgOp> ops;
   launch.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
@@ -339,7 +353,10 @@ void replaceByWorkgroupBuffer(RewriterBase &rewriter, Operation *allocation,
 std::string regionKernelName(func::FuncOp func, unsigned index,
                              Operation *region) {
   Operation *root = nullptr;
-  region->walk([&](linalg::LinalgOp op) { root = op; });
+  region->walk([&](Operation *op) {
+    if (isa<linalg::LinalgOp, linnet::DeltaRuleOp>(op))
+      root = op;
+  });
   if (!root)
     return linnet::kernelName(func, index, "", region->getLoc());
   return linnet::kernelName(func, index, root->getName().stripDialect(),

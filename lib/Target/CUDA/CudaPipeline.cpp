@@ -122,6 +122,8 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   lowering.expertParallelSort = true;
   lowering.keepSlotProducts = true;
   lowering.slotLoopsInRegions = true;
+  // A prompt's delta rule stays an op until its kernel's warps run it.
+  lowering.keepSequenceScans = true;
   funcPm.addPass(createLinnetLowerToLinalg(lowering));
   addCleanup(funcPm);
   // Their reshapes of unit axes (a mixture of experts' sum back to [B, S,

@@ -542,13 +542,17 @@ AccessBounds accessBoundsOf(gpu::GPUFuncOp kernel, int64_t threads,
 }
 
 /// The number of times a host op runs in one call: the product of the
-/// constant trip counts of its host loops (a loop of unknown count, once).
-uint64_t hostRuns(Operation *op) {
+/// constant trip counts of its host loops (a loop of unknown count, once,
+/// and `inRunTimeLoop` set).
+uint64_t hostRuns(Operation *op, bool &inRunTimeLoop) {
   uint64_t runs = 1;
   for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
-       loop = loop->getParentOfType<scf::ForOp>())
+       loop = loop->getParentOfType<scf::ForOp>()) {
     if (std::optional<APInt> trips = loop.getStaticTripCount())
       runs *= trips->getZExtValue();
+    else
+      inRunTimeLoop = true;
+  }
   return runs;
 }
 
@@ -597,7 +601,7 @@ void addPhaseBytes(KernelLaunch &result, gpu::LaunchFuncOp launch,
 KernelLaunch launchOf(gpu::LaunchFuncOp launch) {
   KernelLaunch result;
   result.kernel = launch.getKernelName().str();
-  result.count = hostRuns(launch);
+  result.count = hostRuns(launch, result.inRunTimeLoop);
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues(),
                   block = launch.getBlockSizeOperandValues();
   Value gridValues[] = {grid.x, grid.y, grid.z},
@@ -645,9 +649,11 @@ struct LaunchCollector {
       } else if (auto call = llvm::dyn_cast<func::CallOp>(op)) {
         auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
         if (callee && !callee.isExternal()) {
-          uint64_t runs = hostRuns(call);
+          bool repeated = false;
+          uint64_t runs = hostRuns(call, repeated);
           for (KernelLaunch launch : of(callee)) {
             launch.count *= runs;
+            launch.inRunTimeLoop |= repeated;
             launches.push_back(std::move(launch));
           }
         }
@@ -701,8 +707,9 @@ std::vector<EntryLaunches> collectEntryLaunches(ModuleOp module) {
       continue;
     EntryLaunches entry{function.getSymName().str(), collector.of(function)};
     function.walk([&](func::CallOp call) {
+      bool repeated = false;
       if (call.getCallee() == kDeviceSynchronize)
-        entry.waits += hostRuns(call);
+        entry.waits += hostRuns(call, repeated);
     });
     entries.push_back(std::move(entry));
   }
@@ -757,9 +764,10 @@ bool printKernelReport(llvm::raw_ostream &os,
 
   os << "\n";
   for (const EntryLaunches &entry : entries) {
-    uint64_t bytes = 0, launches = 0, dynamic = 0, gridWaits = 0;
+    uint64_t bytes = 0, launches = 0, dynamic = 0, gridWaits = 0, repeated = 0;
     for (const KernelLaunch &launch : entry.launches) {
       launches += launch.count;
+      repeated += launch.inRunTimeLoop ? launch.count : 0;
       gridWaits += launch.count * launch.gridWaits;
       bytes += launch.count * (launch.bytesRead + launch.bytesWritten);
       dynamic += launch.count * launch.dynamicOperands;
@@ -776,7 +784,13 @@ bool printKernelReport(llvm::raw_ostream &os,
     os << llvm::format(
               "; with %.1f us a launch and %.1f us a grid wait, %.1f us a call",
               secondsPerLaunch * 1e6, secondsPerGridWait * 1e6, memory + starts)
-       << "; " << entry.waits << " waits for the device\n";
+       << "; " << entry.waits << " waits for the device";
+    // Launches the host repeats a run-time number of times (once a token
+    // of a prompt, say): in the figures above once each.
+    if (repeated)
+      os << "; " << repeated
+         << " of the launches in host loops of a run-time count, counted once";
+    os << "\n";
   }
   if (missing)
     os << missing << " launched kernels are missing from the cubins\n";

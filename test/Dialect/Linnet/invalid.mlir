@@ -98,12 +98,44 @@ func.func @delta_rule_f32(%q: tensor<2x5x3x4xbf16>, %k: tensor<2x5x3x4xf32>,
                           %g: tensor<2x5x3xf32>, %init: tensor<2x3x4x6xf32>,
                           %lengths: tensor<2xi32>) {
   %empty = tensor.empty() : tensor<2x5x3x6xf32>
-  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values}}
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values or memref of 32-bit float values}}
   %out, %final = linnet.delta_rule %q, %k, %v, %beta, %g, %lengths
       outs(%empty, %init)
       : (tensor<2x5x3x4xbf16>, tensor<2x5x3x4xf32>, tensor<2x5x3x6xf32>,
          tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2xi32>,
          tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+      -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+  return
+}
+
+// -----
+
+func.func @delta_rule_mixed(%q: memref<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>,
+                            %v: tensor<2x5x3x6xf32>, %beta: tensor<2x5x3xf32>,
+                            %g: tensor<2x5x3xf32>, %init: tensor<2x3x4x6xf32>,
+                            %lengths: tensor<2xi32>, %out: tensor<2x5x3x6xf32>) {
+  // expected-error @+1 {{expects its operands all tensors or all buffers}}
+  %o, %f = linnet.delta_rule %q, %k, %v, %beta, %g, %lengths
+      outs(%out, %init)
+      : (memref<2x5x3x4xf32>, tensor<2x5x3x4xf32>, tensor<2x5x3x6xf32>,
+         tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2xi32>,
+         tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+      -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
+  return
+}
+
+// -----
+
+func.func @delta_rule_buffer_results(%q: memref<2x5x3x4xf32>, %k: memref<2x5x3x4xf32>,
+                                     %v: memref<2x5x3x6xf32>, %beta: memref<2x5x3xf32>,
+                                     %g: memref<2x5x3xf32>, %init: memref<2x3x4x6xf32>,
+                                     %lengths: memref<2xi32>, %out: memref<2x5x3x6xf32>) {
+  // expected-error @+1 {{expects 0 results on buffers, got 2}}
+  %o, %f = linnet.delta_rule %q, %k, %v, %beta, %g, %lengths
+      outs(%out, %init)
+      : (memref<2x5x3x4xf32>, memref<2x5x3x4xf32>, memref<2x5x3x6xf32>,
+         memref<2x5x3xf32>, memref<2x5x3xf32>, memref<2xi32>,
+         memref<2x5x3x6xf32>, memref<2x3x4x6xf32>)
       -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
   return
 }

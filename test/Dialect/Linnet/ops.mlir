@@ -32,6 +32,21 @@ func.func @attention_dynamic(%q: tensor<?x?x?x64xf32>, %k: tensor<?x2x?x64xf32>,
   return %0 : tensor<?x?x?x64xf32>
 }
 
+// On buffers (bufferized as an op): no results.
+// CHECK-LABEL: func.func @delta_rule_buffers
+// CHECK: linnet.delta_rule %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} outs(%{{.*}}, %{{.*}}) :
+// CHECK-SAME: memref<?x?x3x6xf32>, memref<?x3x4x6xf32>) -> ()
+func.func @delta_rule_buffers(%q: memref<?x?x3x4xf32>, %k: memref<?x?x3x4xf32>,
+                              %v: memref<?x?x3x6xf32>, %beta: memref<?x?x3xf32>,
+                              %g: memref<?x?x3xf32>, %init: memref<?x3x4x6xf32>,
+                              %lengths: memref<?xi32>, %out: memref<?x?x3x6xf32>) {
+  linnet.delta_rule %q, %k, %v, %beta, %g, %lengths outs(%out, %init)
+      : (memref<?x?x3x4xf32>, memref<?x?x3x4xf32>, memref<?x?x3x6xf32>,
+         memref<?x?x3xf32>, memref<?x?x3xf32>, memref<?xi32>,
+         memref<?x?x3x6xf32>, memref<?x3x4x6xf32>) -> ()
+  return
+}
+
 // CHECK-LABEL: func.func @delta_rule
 func.func @delta_rule(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>,
                       %v: tensor<2x5x3x6xf32>, %beta: tensor<2x5x3xf32>,

@@ -3,8 +3,8 @@
 // first, one thread each; reductions stay whole. A warp reduction (an input
 // laid out along the reduced axis, none read along it laid out along
 // another) takes an output per warp. A pinned configuration is kept. An op
-// tiled as an op gets a tile only where its shapes are static; with
-// special-ops-only, nothing else gets one.
+// tiled as an op gets a tile only where its shapes are static, but for a
+// prompt's delta rule; with special-ops-only, nothing else gets one.
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config))" | FileCheck %s
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config{threads-per-block=64}))" | FileCheck %s --check-prefix=SMALL
 // RUN: linnet-opt %s --pass-pipeline="builtin.module(func.func(linnet-cuda-select-lowering-config{special-ops-only=true}))" | FileCheck %s --check-prefix=SPECIAL
@@ -81,20 +81,22 @@ func.func @ops(%x: tensor<?x512xf32>, %n: tensor<?x4xf32>, %a: tensor<64x128xf32
 
 // The delta rule of a decode step (every shape static) is tiled as an op, a
 // row and a head a block: its scan one kernel. With a dynamic sequence (a
-// prefill) a tile would hold buffers of no bound, so it gets no tile and is
-// lowered where it is. With special-ops-only (the pipeline's first
-// selection) the delta rule of a decode step is all that gets one.
+// prefill) a block takes a row, a head and a value column a warp (8 at 256
+// threads, 2 at 64), each column's scan a warp's (WarpScan.h). With
+// special-ops-only (the pipeline's first selection) the delta rules are all
+// that get one.
 // SPECIAL-LABEL: func.func @delta_rules
 // SPECIAL: linnet.delta_rule {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>
+// SPECIAL: linnet.delta_rule {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 8], reduction = [0, 0, 0], vector = [0, 0, 0]>
 // SPECIAL-LABEL: func.func @consumers
 // SPECIAL-NOT: lowering_config
 // CHECK-LABEL: func.func @delta_rules
 // CHECK: linnet.delta_rule {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>
-// CHECK: linnet.delta_rule
-// CHECK-NOT: lowering_config
+// CHECK: linnet.delta_rule {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 8], reduction = [0, 0, 0], vector = [0, 0, 0]>
 // CHECK-SAME: -> (tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>)
 // SMALL-LABEL: func.func @delta_rules
 // SMALL: thread = [1, 1, 0]
+// SMALL: thread = [1, 1, 2]
 func.func @delta_rules(%q: tensor<2x1x4x8xf32>, %b: tensor<2x1x4xf32>, %e: tensor<2x1x4x8xf32>,
                        %qs: tensor<2x?x4x8xf32>, %bs: tensor<2x?x4xf32>, %es: tensor<2x?x4x8xf32>,
                        %init: tensor<2x4x8x8xf32>, %len: tensor<2xi32>)

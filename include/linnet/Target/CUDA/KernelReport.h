@@ -72,6 +72,9 @@ struct KernelLaunch {
   /// The times one call launches it here (a launch in host loops of known
   /// trip counts, their product).
   uint64_t count = 1;
+  /// Whether a host loop around it runs a number of times known only at run
+  /// time (counted once in `count`: per token of a prompt, say).
+  bool inRunTimeLoop = false;
   /// The grid waits in the kernel (a chained kernel's, between its phases:
   /// linnet-cuda-chain-launches).
   unsigned gridWaits = 0;

@@ -68,4 +68,5 @@ void LinnetDialect::initialize() {
 #define GET_OP_LIST
 #include "linnet/Dialect/Linnet/IR/LinnetOps.cpp.inc"
       >();
+  linnet::attachBufferizationModels(*getContext());
 }

@@ -27,7 +27,7 @@ struct Axis {
   int64_t axis;
 
   int64_t size() const {
-    return cast<RankedTensorType>(value.getType()).getDimSize(axis);
+    return cast<ShapedType>(value.getType()).getDimSize(axis);
   }
 };
 } // namespace
@@ -56,7 +56,7 @@ static LogicalResult verifySameDim(Operation *op, StringRef dim,
 /// Checks that `value` has rank `rank`; `layout` names its axes.
 static LogicalResult verifyRank(Operation *op, StringRef name, Value value,
                                 int64_t rank, StringRef layout) {
-  int64_t actual = cast<RankedTensorType>(value.getType()).getRank();
+  int64_t actual = cast<ShapedType>(value.getType()).getRank();
   if (actual != rank)
     return op->emitOpError() << "expects `" << name << "` of rank " << rank
                              << " (" << layout << "), got rank " << actual;
@@ -79,7 +79,7 @@ verifySameElementType(Operation *op,
 }
 
 static int64_t dimSize(Value value, int64_t axis) {
-  return cast<RankedTensorType>(value.getType()).getDimSize(axis);
+  return cast<ShapedType>(value.getType()).getDimSize(axis);
 }
 
 //===----------------------------------------------------------------------===//
@@ -131,9 +131,19 @@ LogicalResult AttentionOp::verify() {
 
 LogicalResult DeltaRuleOp::verify() {
   Operation *op = getOperation();
+  // On tensors (two results) or on buffers (none), never a mix.
+  bool onTensors = hasPureTensorSemantics();
+  if (!onTensors && !hasPureBufferSemantics())
+    return emitOpError("expects its operands all tensors or all buffers");
+  unsigned results = onTensors ? 2 : 0;
+  if (getNumResults() != results)
+    return emitOpError() << "expects " << results << " results on "
+                         << (onTensors ? "tensors" : "buffers") << ", got "
+                         << getNumResults();
   Value q = getQuery(), k = getKey(), v = getValue(), beta = getBeta(),
         g = getGate(), init = getInitial(), lengths = getLengths(),
-        out = getOutput(), fin = getFinalState();
+        out = onTensors ? getOutput() : getOutputInit(),
+        fin = onTensors ? getFinalState() : getInitial();
   if (failed(verifyRank(op, "query", q, 4, "[B, S, N, K]")) ||
       failed(verifyRank(op, "key", k, 4, "[B, S, N, K]")) ||
       failed(verifyRank(op, "value", v, 4, "[B, S, N, V]")) ||
@@ -181,6 +191,36 @@ LogicalResult DeltaRuleOp::verify() {
                             {"final_state", fin, 3}})))
     return failure();
   return success();
+}
+
+void DeltaRuleOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // On tensors none; on buffers it reads every operand (the output's
+  // destination too, as a destination-style op declares) and writes its
+  // destinations.
+  if (hasPureTensorSemantics())
+    return;
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                         SideEffects::DefaultResource::get());
+    if (isDpsInit(&operand))
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  }
+}
+
+void DeltaRuleOp::getAsmResultNames(OpAsmSetValueNameFn setName) {
+  // On tensors, its results by name (as the printer names a fixed list).
+  if (getNumResults() == 2) {
+    setName(getResult(0), "output");
+    setName(getResult(1), "final_state");
+  }
+}
+
+Speculation::Speculatability DeltaRuleOp::getSpeculatability() {
+  return hasPureTensorSemantics() ? Speculation::Speculatable
+                                  : Speculation::NotSpeculatable;
 }
 
 //===----------------------------------------------------------------------===//

@@ -21,4 +21,10 @@
 #define GET_OP_CLASSES
 #include "linnet/Dialect/Linnet/IR/LinnetOps.h.inc"
 
+namespace linnet {
+/// Gives the ops that bufferize as ops (the delta rule) their
+/// BufferizableOpInterface; the dialect does so as it loads.
+void attachBufferizationModels(mlir::MLIRContext &context);
+} // namespace linnet
+
 #endif // LINNET_DIALECT_LINNET_IR_LINNETOPS_H

@@ -13,6 +13,7 @@
 #define LINNET_DIALECT_LINNET_IR_LINNETOPS_TD
 
 include "linnet/Dialect/Linnet/IR/LinnetDialect.td"
+include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -21,6 +22,10 @@ include "mlir/Interfaces/TilingInterface.td"
 def Linnet_FloatTensor : RankedTensorOf<[Linnet_Float]>;
 def Linnet_F32Tensor : RankedTensorOf<[F32]>;
 def Linnet_I32Vector : TensorRankOf<[I32], [1]>;
+// An op that bufferizes as an op (the delta rule) takes buffers too.
+def Linnet_F32Shaped : AnyTypeOf<[RankedTensorOf<[F32]>, MemRefOf<[F32]>]>;
+def Linnet_I32VectorOrBuffer : AnyTypeOf<[TensorRankOf<[I32], [1]>,
+                                          MemRefRankOf<[I32], [1]>]>;
 
 //===----------------------------------------------------------------------===//
 // AttentionOp
@@ -75,7 +80,10 @@ def Linnet_AttentionOp : Linnet_Op<"attention", [Pure,
 // DeltaRuleOp
 //===----------------------------------------------------------------------===//
 
-def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [Pure,
+def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<ConditionallySpeculatable>,
     DestinationStyleOpInterface,
     DeclareOpInterfaceMethods<TilingInterface, Linnet_TilingMethods>]> {
   let summary = "gated delta rule scan over a sequence";
@@ -99,6 +107,11 @@ def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [Pure,
     Later steps leave the state unchanged and output zeros. The second
     result is the state after the last step.
 
+    On tensors the op is pure and has the two results. Bufferized (the CUDA
+    target keeps a prompt's scan an op until a kernel's threads run it,
+    `linnet.warp_scan`) its operands are buffers of the same shapes, it has
+    no results, writes `output_init` and updates `initial` in place.
+
     Tiling: the loops are `[B, N, V]`, all parallel (each column of a state
     evolves on its own).
 
@@ -113,11 +126,11 @@ def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [Pure,
         -> (tensor<2x5x3x6xf32>, tensor<2x3x4x6xf32>)
     ```
   }];
-  let arguments = (ins Linnet_F32Tensor:$query, Linnet_F32Tensor:$key,
-      Linnet_F32Tensor:$value, Linnet_F32Tensor:$beta, Linnet_F32Tensor:$gate,
-      Linnet_I32Vector:$lengths, Linnet_F32Tensor:$output_init,
-      Linnet_F32Tensor:$initial);
-  let results = (outs Linnet_F32Tensor:$output, Linnet_F32Tensor:$final_state);
+  let arguments = (ins Linnet_F32Shaped:$query, Linnet_F32Shaped:$key,
+      Linnet_F32Shaped:$value, Linnet_F32Shaped:$beta, Linnet_F32Shaped:$gate,
+      Linnet_I32VectorOrBuffer:$lengths, Linnet_F32Shaped:$output_init,
+      Linnet_F32Shaped:$initial);
+  let results = (outs Variadic<Linnet_F32Tensor>:$results);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $beta `,` $gate `,` $lengths
     `outs` `(` $output_init `,` $initial `)`
@@ -127,6 +140,15 @@ def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [Pure,
     /// The destinations: `output_init`, then `initial`.
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return ::mlir::MutableOperandRange(getOperation(), 6, 2);
+    }
+    /// The results of the op on tensors.
+    ::mlir::Value getOutput() { return getResults()[0]; }
+    ::mlir::Value getFinalState() { return getResults()[1]; }
+    /// Whether the number of tokens is known only at run time (a prompt's
+    /// scan, not a decode step's).
+    bool hasRunTimeLength() {
+      return ::mlir::ShapedType::isDynamic(
+          ::mlir::cast<::mlir::ShapedType>(getQuery().getType()).getDimSize(1));
     }
   }];
   let hasVerifier = 1;
