@@ -14,6 +14,10 @@
 //   acc[b,h,g,s,e]    = sum_l weights * v[b,h,l,e]
 //   out               = rowSum > 0 ? round(acc / rowSum) : 0
 //
+// in blocks of keys with an online softmax; a block works on the queries
+// that may see one of its keys (causal: those from its first key less the
+// largest offset on), about half a prompt's scores.
+//
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
@@ -63,26 +67,30 @@ Value expandQueryHeads(OpBuilder &b, Location loc, Value query,
                                        expandedSizes);
 }
 
-/// The keys any query can attend to: those before max_b offset[b] + S,
-/// clamped to [0, L]. The rest of a cache (a prefill at position 0 reads S
-/// of MaxSeq keys, a decode pos + 1) is never read.
-Value attendedKeyCount(OpBuilder &b, Location loc, Value offset,
-                       OpFoldResult rows, OpFoldResult queries,
-                       OpFoldResult keys) {
+/// max_b offset[b], at least 0.
+Value largestOffset(OpBuilder &b, Location loc, Value offset,
+                    OpFoldResult rows) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value largest =
-      scf::ForOp::create(
-          b, loc, zero, getValueOrCreateConstantIndexOp(b, loc, rows), one,
-          ValueRange{zero},
-          [&](OpBuilder &nb, Location nloc, Value r, ValueRange carried) {
-            Value at = toIndex(nb, nloc,
-                               tensor::ExtractOp::create(nb, nloc, offset, r));
-            scf::YieldOp::create(
-                nb, nloc,
-                ValueRange{arith::MaxSIOp::create(nb, nloc, carried[0], at)});
-          })
-          .getResult(0);
+  return scf::ForOp::create(
+             b, loc, zero, getValueOrCreateConstantIndexOp(b, loc, rows), one,
+             ValueRange{zero},
+             [&](OpBuilder &nb, Location nloc, Value r, ValueRange carried) {
+               Value at = toIndex(
+                   nb, nloc, tensor::ExtractOp::create(nb, nloc, offset, r));
+               scf::YieldOp::create(nb, nloc,
+                                    ValueRange{arith::MaxSIOp::create(
+                                        nb, nloc, carried[0], at)});
+             })
+      .getResult(0);
+}
+
+/// The keys any query can attend to: those before max_b offset[b] + S
+/// (`largest` the first), clamped to [0, L]. The rest of a cache (a prefill
+/// at position 0 reads S of MaxSeq keys, a decode pos + 1) is never read.
+Value attendedKeyCount(OpBuilder &b, Location loc, Value largest,
+                       OpFoldResult queries, OpFoldResult keys) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value end = arith::AddIOp::create(
       b, loc, largest, getValueOrCreateConstantIndexOp(b, loc, queries));
   return arith::MinSIOp::create(b, loc,
@@ -122,8 +130,12 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                   .getResult();
     Value query =
         expandQueryHeads(rewriter, loc, op.getQuery(), keyHeads, group);
-    Value keyCount = attendedKeyCount(rewriter, loc, offset, querySizes[0],
-                                      querySizes[2], keySizes[2]);
+    Value largest = largestOffset(rewriter, loc, offset, querySizes[0]);
+    Value keyCount =
+        attendedKeyCount(rewriter, loc, largest, querySizes[2], keySizes[2]);
+    // Whether a block of keys may skip the queries before it: not where there
+    // is one query (a decode step's, whose buffers keep static sizes).
+    bool skipQueries = !isConstantIntValue(querySizes[2], 1);
 
     // Loop dimensions: b h g s, then l (keys) or e (value dims), then d.
     enum { B, H, G, S, L, D };
@@ -152,6 +164,62 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
         ValueRange{initialMax, initialSum, initialAcc},
         [&](OpBuilder &b, Location nloc, Value first, ValueRange carried) {
           Value oldMax = carried[0], oldSum = carried[1], oldAcc = carried[2];
+          // The queries before first - max_b offset[b] attend no key of
+          // this block (a key l is allowed to query s of row b where l <=
+          // offset[b] + s): their running max, sum and accumulators would
+          // not change, so the block works on the rest alone, about half
+          // the queries over a prompt's blocks. The start is an
+          // affine.max/min, so that the sizes keep their bounds.
+          Value queryStart = arith::ConstantIndexOp::create(b, nloc, 0);
+          SmallVector<OpFoldResult> blockRows = rowSizes;
+          Value blockQuery = query;
+          std::function<Value(Value, Value)> putBack = [](Value slice, Value) {
+            return slice;
+          };
+          if (skipQueries) {
+            MLIRContext *ctx = b.getContext();
+            AffineExpr d0 = getAffineDimExpr(0, ctx),
+                       d1 = getAffineDimExpr(1, ctx),
+                       s0 = getAffineSymbolExpr(0, ctx);
+            Value queries =
+                getValueOrCreateConstantIndexOp(b, nloc, querySizes[2]);
+            // max(0, min(S, first - largest))
+            Value before = affine::AffineMinOp::create(
+                b, nloc, AffineMap::get(2, 1, {d0 - d1, s0}, ctx),
+                ValueRange{first, largest, queries});
+            queryStart = affine::AffineMaxOp::create(
+                b, nloc,
+                AffineMap::get(1, 0, {d0, getAffineConstantExpr(0, ctx)}, ctx),
+                ValueRange{before});
+            Value queryCount =
+                arith::SubIOp::create(b, nloc, queries, queryStart);
+            blockRows[3] = queryCount;
+            auto sliceRows = [&, queryCount](Value tensor) -> Value {
+              SmallVector<OpFoldResult> sizes = getSizes(b, nloc, tensor);
+              int64_t rank = sizes.size();
+              sizes[3] = queryCount;
+              SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+              offsets[3] = queryStart;
+              return tensor::ExtractSliceOp::create(
+                  b, nloc, tensor, offsets, sizes,
+                  SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+            };
+            blockQuery = sliceRows(query);
+            oldMax = sliceRows(oldMax);
+            oldSum = sliceRows(oldSum);
+            oldAcc = sliceRows(oldAcc);
+            putBack = [&](Value slice, Value into) -> Value {
+              int64_t rank = cast<RankedTensorType>(into.getType()).getRank();
+              SmallVector<OpFoldResult> sizes = getSizes(b, nloc, slice);
+              SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+              offsets[3] = queryStart;
+              return tensor::InsertSliceOp::create(
+                  b, nloc, slice, into, offsets, sizes,
+                  SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+            };
+          }
+          SmallVector<OpFoldResult> blockOut = outSizes;
+          blockOut[3] = blockRows[3];
           // An affine.min, so that the block's buffers have a known bound
           // (a GPU tile holds them in workgroup memory).
           AffineExpr keysLeft =
@@ -172,12 +240,12 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                 SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
           };
           Value keys = block(key), values = block(value);
-          SmallVector<OpFoldResult> scoreSizes = rowSizes;
+          SmallVector<OpFoldResult> scoreSizes = blockRows;
           scoreSizes.push_back(count);
 
           // scores[b,h,g,s,l] = sum_d q[b,h,g,s,d] * k[b,h,first + l,d]
           Value scores =
-              createContraction(b, nloc, query, keys, scoreSizes,
+              createContraction(b, nloc, blockQuery, keys, scoreSizes,
                                 {map(6, {B, H, G, S, D}), map(6, {B, H, L, D}),
                                  map(6, {B, H, G, S, L})},
                                 5);
@@ -197,7 +265,9 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                   b, nloc, maskInputs, createEmpty(b, nloc, scoreSizes, f32),
                   maskMaps, iterators(5),
                   [&](OpBuilder &nb, Location bloc, ValueRange args) {
-                    Value s = linalg::IndexOp::create(nb, bloc, S);
+                    Value s = arith::AddIOp::create(
+                        nb, bloc, queryStart,
+                        linalg::IndexOp::create(nb, bloc, S));
                     Value l = arith::AddIOp::create(
                         nb, bloc, first, linalg::IndexOp::create(nb, bloc, L));
                     Value last = arith::AddIOp::create(
@@ -228,7 +298,7 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                       combine) {
                 return createGeneric(
                            b, nloc, input,
-                           createFilled(b, nloc, rowSizes, f32, initial),
+                           createFilled(b, nloc, blockRows, f32, initial),
                            {map(5, {B, H, G, S, L}), map(5, {B, H, G, S})},
                            iterators(4, 1),
                            [&](OpBuilder &nb, Location bloc, ValueRange args) {
@@ -265,7 +335,8 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
           Value rescale =
               createGeneric(
                   b, nloc, ValueRange{oldMax, blockMax},
-                  createEmpty(b, nloc, rowSizes, f32), rowMaps(3), iterators(4),
+                  createEmpty(b, nloc, blockRows, f32), rowMaps(3),
+                  iterators(4),
                   [&](OpBuilder &nb, Location bloc, ValueRange args) {
                     Value max =
                         arith::MaximumFOp::create(nb, bloc, args[0], args[1]);
@@ -327,13 +398,16 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
 
           // newAcc = oldAcc * rescale + sum_l weights * v[b,h,first + l,e],
           // in oldAcc's buffer
-          Value blockAcc = createContraction(b, nloc, weights, values, outSizes,
+          Value blockAcc = createContraction(b, nloc, weights, values, blockOut,
                                              {map(6, {B, H, G, S, LV}),
                                               map(6, {B, H, LV, E}),
                                               map(6, {B, H, G, S, E})},
                                              5);
           Value newAcc = rescaledSum(oldAcc, blockAcc, 5);
-          scf::YieldOp::create(b, nloc, ValueRange{newMax, newSum, newAcc});
+          scf::YieldOp::create(b, nloc,
+                               ValueRange{putBack(newMax, carried[0]),
+                                          putBack(newSum, carried[1]),
+                                          putBack(newAcc, carried[2])});
         });
     Value rowSum = blocks.getResult(1), acc = blocks.getResult(2);
 
