@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tokens/s of prefill and decode on the CPU: linnet next to the numpy reference, same run.
 
-    /usr/bin/python3 bench/run_entries.py [--build build] [--decode-steps 16]
+    /usr/bin/python3 bench/run_entries.py [--build build] [--decode-steps 16] [--prefill 128]
+                                          [--max-seq 512]
 
 Makes a small random checkpoint with `linnet init-checkpoint` (f32; Vocab 4096, H 256, 2 groups,
 16 experts top-4), then for Batch = 1 and Batch = 8 runs one script through `linnet run --script
@@ -43,7 +44,13 @@ def main() -> int:
     parser.add_argument("--build", default=os.path.join(TOP, "build"))
     parser.add_argument("--decode-steps", type=int, default=16)
     parser.add_argument("--prefill", type=int, default=128)
+    parser.add_argument("--max-seq", type=int, default=SIZES["MaxSeq"],
+                        help="the model's MaxSeq: room for a longer --prefill")
     args = parser.parse_args()
+    if args.prefill + args.decode_steps > args.max_seq:
+        sys.exit(f"--prefill {args.prefill} and {args.decode_steps} decode steps need "
+                 f"--max-seq {args.prefill + args.decode_steps} or more")
+    SIZES["MaxSeq"] = args.max_seq
     linnet = os.path.join(args.build, "bin", "linnet")
     model = os.path.join(TOP, "models", "qwen3_5_moe")
     work = tempfile.mkdtemp(prefix="linnet-bench-")

@@ -59,6 +59,12 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     into dispatch regions first; the pass then lowers each tile where it is
     (and each op the target gave no region, where it is).
 
+    With `attention-rounded-weights` a prompt's attention rounds its
+    weights (the softmax's numerators) to the values' element type before
+    they multiply the values, as HF rounds its softmax: with bf16 values a
+    product of two bf16 operands, for a GPU's tensor cores (the block sums
+    add the rounded weights).
+
     With `keep-sequence-scans` a delta rule over a run-time number of
     tokens (a prompt's) is left as it is, for a target that runs its scan
     with code of its own (the CUDA target's warp scan, in its kernel's
@@ -67,6 +73,10 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
   let options = [
     Option<"attentionKeyBlock", "attention-key-block", "int64_t", "256",
            "Keys per block of attention's online softmax">,
+    Option<"attentionRoundedWeights", "attention-rounded-weights", "bool",
+           "false",
+           "Round a prompt's attention weights to the values' element type "
+           "before they multiply the values">,
     Option<"keepTileable", "keep-tileable", "bool", "false",
            "Leave the linnet ops that implement TilingInterface">,
     Option<"expertOutputTile", "expert-output-tile", "int64_t", "0",

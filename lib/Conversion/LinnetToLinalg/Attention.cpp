@@ -99,8 +99,9 @@ Value attendedKeyCount(OpBuilder &b, Location loc, Value largest,
 }
 
 struct AttentionLowering : OpRewritePattern<AttentionOp> {
-  AttentionLowering(MLIRContext *context, int64_t keyBlock)
-      : OpRewritePattern(context), keyBlock(keyBlock) {}
+  AttentionLowering(MLIRContext *context, const AttentionOptions &options)
+      : OpRewritePattern(context), keyBlock(options.keyBlock),
+        roundedWeights(options.roundedWeights) {}
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -136,6 +137,13 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
     // Whether a block of keys may skip the queries before it: not where there
     // is one query (a decode step's, whose buffers keep static sizes).
     bool skipQueries = !isConstantIntValue(querySizes[2], 1);
+    // A prompt's weights in the values' type (bf16) with `roundedWeights`:
+    // their product with the values then takes two bf16 operands (a GPU's
+    // tensor cores); the block sums add the rounded weights, so that the
+    // output divides what it summed by the sum of the same weights.
+    Type weightType = f32;
+    if (roundedWeights && skipQueries)
+      weightType = getElementTypeOrSelf(value.getType());
 
     // Loop dimensions: b h g s, then l (keys) or e (value dims), then d.
     enum { B, H, G, S, L, D };
@@ -304,8 +312,9 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                            [&](OpBuilder &nb, Location bloc, ValueRange args) {
                              linalg::YieldOp::create(
                                  nb, bloc,
-                                 ValueRange{
-                                     combine(nb, bloc, args[0], args[1])});
+                                 ValueRange{combine(
+                                     nb, bloc, extendToF32(nb, bloc, args[0]),
+                                     args[1])});
                            })
                     .getResult(0);
               };
@@ -360,14 +369,16 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
           Value weights =
               createGeneric(
                   b, nloc, ValueRange{masked, newMax},
-                  createEmpty(b, nloc, scoreSizes, f32),
+                  createEmpty(b, nloc, scoreSizes, weightType),
                   {map(5, {B, H, G, S, L}), map(5, {B, H, G, S}),
                    map(5, {B, H, G, S, L})},
                   iterators(5),
                   [&](OpBuilder &nb, Location bloc, ValueRange args) {
                     linalg::YieldOp::create(
                         nb, bloc,
-                        ValueRange{expOrZero(nb, bloc, args[0], args[1])});
+                        roundFromF32(nb, bloc,
+                                     expOrZero(nb, bloc, args[0], args[1]),
+                                     weightType));
                   })
                   .getResult(0);
 
@@ -440,12 +451,14 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
 
 private:
   int64_t keyBlock;
+  bool roundedWeights;
 };
 
 } // namespace
 
-void populateAttentionPatterns(RewritePatternSet &patterns, int64_t keyBlock) {
-  patterns.add<AttentionLowering>(patterns.getContext(), keyBlock);
+void populateAttentionPatterns(RewritePatternSet &patterns,
+                               const AttentionOptions &options) {
+  patterns.add<AttentionLowering>(patterns.getContext(), options);
 }
 
 } // namespace linnet::lowering

@@ -32,9 +32,9 @@ namespace linnet {
 using namespace mlir;
 
 void linnet::populateLinnetToLinalgPatterns(
-    RewritePatternSet &patterns, int64_t attentionKeyBlock,
+    RewritePatternSet &patterns, const AttentionOptions &attention,
     const ExpertMatmulOptions &experts) {
-  lowering::populateAttentionPatterns(patterns, attentionKeyBlock);
+  lowering::populateAttentionPatterns(patterns, attention);
   lowering::populateDeltaRulePatterns(patterns);
   lowering::populateCausalConvPatterns(patterns);
   lowering::populateExpertMatmulPatterns(patterns, experts);
@@ -81,8 +81,10 @@ struct LinnetLowerToLinalgPass
         });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(context);
-    linnet::populateLinnetToLinalgPatterns(patterns, attentionKeyBlock,
-                                           experts);
+    linnet::AttentionOptions attention;
+    attention.keyBlock = attentionKeyBlock;
+    attention.roundedWeights = attentionRoundedWeights;
+    linnet::populateLinnetToLinalgPatterns(patterns, attention, experts);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -86,9 +86,10 @@ Value createContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
                         llvm::ArrayRef<mlir::AffineMap> maps,
                         unsigned parallel);
 
-/// Attention over the keys in blocks of `keyBlock`, with an online softmax.
+/// Attention over the keys in blocks, with an online softmax, as `options`
+/// says (LinnetToLinalg.h).
 void populateAttentionPatterns(mlir::RewritePatternSet &patterns,
-                               int64_t keyBlock);
+                               const AttentionOptions &options);
 void populateDeltaRulePatterns(mlir::RewritePatternSet &patterns);
 void populateCausalConvPatterns(mlir::RewritePatternSet &patterns);
 /// A routed matmul lowered as `options` says (LinnetToLinalg.h).

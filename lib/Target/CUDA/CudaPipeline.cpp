@@ -124,6 +124,9 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   lowering.slotLoopsInRegions = true;
   // A prompt's delta rule stays an op until its kernel's warps run it.
   lowering.keepSequenceScans = true;
+  // A prompt's attention weights in bf16, so that their product with the
+  // values takes the tensor cores.
+  lowering.attentionRoundedWeights = true;
   funcPm.addPass(createLinnetLowerToLinalg(lowering));
   addCleanup(funcPm);
   // Their reshapes of unit axes (a mixture of experts' sum back to [B, S,

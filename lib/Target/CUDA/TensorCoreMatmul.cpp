@@ -138,8 +138,10 @@ std::optional<TensorCoreMatmul> matchTensorCoreMatmul(linalg::LinalgOp op,
       if (used[i] && !used[1 - i])
         only[i].push_back(d);
   }
-  if (ShapedType::isDynamic(ranges[*k]) || ranges[*k] == 0 ||
-      ranges[*k] % kMmaDepth != 0)
+  // A static depth is whole mma steps; a run-time one (attention's block of
+  // keys, at most 256) is staged with zeros past its end.
+  if (ranges[*k] == 0 ||
+      (!ShapedType::isDynamic(ranges[*k]) && ranges[*k] % kMmaDepth != 0))
     return std::nullopt;
   std::optional<unsigned> sides[2] = {widest(only[0], ranges),
                                       widest(only[1], ranges)};
@@ -214,7 +216,7 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<Value> extents;
   for (Range range : op.createLoopRanges(rewriter, loc))
     extents.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
-  int64_t depth = op.getStaticLoopRanges()[matmul.k];
+  Value depth = extents[matmul.k];
   Value rows = extents[matmul.m], columns = extents[matmul.n];
   const int64_t columnWarps = threadsPerBlock / kWarpSize / kBlockRowWarps;
   const int64_t tileRows = kBlockRowWarps * kMmaRows;
@@ -358,19 +360,21 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
     return below(chunk.index, constant(sideRows[chunk.side] * kChunksPerRow));
   };
   // A chunk's elements at depth `step` on: a 16-byte load where it may
-  // be one, element by element otherwise, zero past the product's edges.
+  // be one (the whole chunk inside), element by element otherwise, zero
+  // past the product's edges (a run-time depth may end inside a chunk).
   auto loadChunk = [&](const Chunk &chunk, Value step) -> Value {
     OpOperand &operand = *sides[chunk.side];
     SmallVector<Value> ivs = base;
     unsigned loop = sideLoop[chunk.side];
     ivs[loop] = add(tileFirst[chunk.side], chunkRow(chunk));
     ivs[matmul.k] = add(step, chunkDepth(chunk));
-    Value inside = both(below(ivs[loop], sideExtent[chunk.side]),
-                        below(ivs[matmul.k], constant(depth)));
+    Value rowInside = below(ivs[loop], sideExtent[chunk.side]);
     if (chunk.mayBePast)
-      inside = both(inside, chunkInTile(chunk));
+      rowInside = both(rowInside, chunkInTile(chunk));
+    Value whole =
+        both(rowInside, below(add(ivs[matmul.k], constant(kChunk - 1)), depth));
     auto load = scf::IfOp::create(
-        b, loc, both(inside, asVectors[chunk.side]),
+        b, loc, both(whole, asVectors[chunk.side]),
         [&](OpBuilder &, Location at) {
           Value loaded = vector::LoadOp::create(
               b, at, chunkType, operand.get(),
@@ -383,6 +387,7 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
           for (int64_t e = 0; e < kChunk; ++e) {
             SmallVector<Value> elementIvs = ivs;
             elementIvs[matmul.k] = add(ivs[matmul.k], constant(e));
+            Value inside = both(rowInside, below(elementIvs[matmul.k], depth));
             elements.push_back(
                 loadOrZero(b, at, op, operand, elementIvs, inside));
           }
@@ -415,7 +420,7 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<Value> carried = sums;
   for (const Chunk &chunk : chunks)
     carried.push_back(loadChunk(chunk, constant(0)));
-  auto steps = scf::ForOp::create(b, loc, constant(0), constant(depth),
+  auto steps = scf::ForOp::create(b, loc, constant(0), depth,
                                   constant(kStageDepth), carried);
   b.setInsertionPointToStart(steps.getBody());
   Value step = steps.getInductionVar();

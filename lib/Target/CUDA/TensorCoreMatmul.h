@@ -47,8 +47,9 @@ inline constexpr llvm::StringLiteral kFewRowsAttrName = "linnet.few_rows";
 /// What makes a linalg op a matrix product for the tensor cores: two bf16
 /// inputs, one f32 output, a body `out + extf(lhs) * extf(rhs)`, projected
 /// permutations for maps, one reduction loop `k` of a static extent that is
-/// a multiple of 16; a loop `m` the lhs and output use and the rhs does not
-/// (its rows), a loop `n` the rhs and output use and the lhs does not (its
+/// a multiple of 16 or of a run-time one (attention's block of keys, staged
+/// with zeros past its end); a loop `m` the lhs and output use and the rhs does
+/// not (its rows), a loop `n` the rhs and output use and the lhs does not (its
 /// columns). Other parallel loops (a batch) take a tile of 1.
 struct TensorCoreMatmul {
   unsigned m, n, k;

@@ -10,6 +10,19 @@
 // none of its keys, and what they carry would not change): about half the
 // queries over a prompt's blocks.
 // RUN: linnet-opt %s --linnet-lower-to-linalg="attention-key-block=2" | FileCheck %s
+// With attention-rounded-weights (the CUDA target's) a prompt's weights are
+// rounded to the values' bf16, summed as they are and multiplied by the
+// values as two bf16 operands (a tensor-core product).
+// RUN: linnet-opt %s --linnet-lower-to-linalg="attention-key-block=2 attention-rounded-weights" | FileCheck %s --check-prefix=ROUNDED
+// ROUNDED-LABEL: func.func @attention(
+// ROUNDED: %[[WEIGHTS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x2x2x?x?xbf16>)
+// ROUNDED: math.exp
+// ROUNDED: arith.truncf %{{.*}} : f32 to bf16
+// ROUNDED: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%[[WEIGHTS]] : tensor<2x2x2x?x?xbf16>)
+// ROUNDED: arith.extf %{{.*}} : bf16 to f32
+// ROUNDED: linalg.generic {{.*}} ins(%[[WEIGHTS]], %{{.*}} : tensor<2x2x2x?x?xbf16>, tensor<2x2x?x6xbf16>) outs(%{{.*}} : tensor<2x2x2x?x6xf32>)
+// ROUNDED: arith.extf %{{.*}} : bf16 to f32
+// ROUNDED: arith.extf %{{.*}} : bf16 to f32
 
 // CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
 // CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>

@@ -34,12 +34,23 @@ struct ExpertMatmulOptions {
   bool slotLoopsInRegions = false;
 };
 
+/// How attention is lowered.
+struct AttentionOptions {
+  /// Keys a block (its scores take that many keys of memory per query, not
+  /// the whole cache).
+  int64_t keyBlock = 256;
+  /// Round a prompt's weights (the softmax's numerators) to the values'
+  /// element type before they multiply the values, as HF rounds its softmax
+  /// to the activations' type: a product of two bf16 operands, which a
+  /// GPU's tensor cores take.
+  bool roundedWeights = false;
+};
+
 /// Adds one rewrite pattern per linnet operation; each replaces its operation
-/// by upstream operations on tensors. Attention reads the keys in blocks of
-/// `attentionKeyBlock` (its scores take that many keys of memory per query,
-/// not the whole cache); routed matmuls as `experts` says.
+/// by upstream operations on tensors. Attention as `attention` says; routed
+/// matmuls as `experts` says.
 void populateLinnetToLinalgPatterns(mlir::RewritePatternSet &patterns,
-                                    int64_t attentionKeyBlock = 256,
+                                    const AttentionOptions &attention = {},
                                     const ExpertMatmulOptions &experts = {});
 
 } // namespace linnet
