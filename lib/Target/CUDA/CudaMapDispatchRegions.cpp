@@ -348,8 +348,8 @@ void replaceByWorkgroupBuffer(RewriterBase &rewriter, Operation *allocation,
 }
 
 /// The kernel of the `index`th region of `func`, after the kind of the
-/// region's last linalg op (its root) and the Linnet source line it
-/// computes, as `SparseMoe_forward_39_generic_moe_25`.
+/// region's last linalg op or delta rule (its root) and the Linnet source
+/// line it computes, as `SparseMoe_forward_39_generic_moe_25`.
 std::string regionKernelName(func::FuncOp func, unsigned index,
                              Operation *region) {
   Operation *root = nullptr;
