@@ -181,8 +181,19 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
           Value queryStart = arith::ConstantIndexOp::create(b, nloc, 0);
           SmallVector<OpFoldResult> blockRows = rowSizes;
           Value blockQuery = query;
-          std::function<Value(Value, Value)> putBack = [](Value slice, Value) {
-            return slice;
+          // A block's queries of a [B, Hk, G, S, ...] tensor: from
+          // queryStart on axis 3, `sizes` long.
+          auto blockRowsOf = [&](Value tensor, ArrayRef<OpFoldResult> sizes,
+                                 Value into = nullptr) -> Value {
+            int64_t rank = sizes.size();
+            SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+            offsets[3] = queryStart;
+            SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+            if (into)
+              return tensor::InsertSliceOp::create(b, nloc, tensor, into,
+                                                   offsets, sizes, strides);
+            return tensor::ExtractSliceOp::create(b, nloc, tensor, offsets,
+                                                  sizes, strides);
           };
           if (skipQueries) {
             MLIRContext *ctx = b.getContext();
@@ -199,33 +210,24 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                 b, nloc,
                 AffineMap::get(1, 0, {d0, getAffineConstantExpr(0, ctx)}, ctx),
                 ValueRange{before});
-            Value queryCount =
-                arith::SubIOp::create(b, nloc, queries, queryStart);
-            blockRows[3] = queryCount;
-            auto sliceRows = [&, queryCount](Value tensor) -> Value {
+            blockRows[3] =
+                arith::SubIOp::create(b, nloc, queries, queryStart).getResult();
+            auto sliceRows = [&](Value tensor) {
               SmallVector<OpFoldResult> sizes = getSizes(b, nloc, tensor);
-              int64_t rank = sizes.size();
-              sizes[3] = queryCount;
-              SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-              offsets[3] = queryStart;
-              return tensor::ExtractSliceOp::create(
-                  b, nloc, tensor, offsets, sizes,
-                  SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+              sizes[3] = blockRows[3];
+              return blockRowsOf(tensor, sizes);
             };
             blockQuery = sliceRows(query);
             oldMax = sliceRows(oldMax);
             oldSum = sliceRows(oldSum);
             oldAcc = sliceRows(oldAcc);
-            putBack = [&](Value slice, Value into) -> Value {
-              int64_t rank = cast<RankedTensorType>(into.getType()).getRank();
-              SmallVector<OpFoldResult> sizes = getSizes(b, nloc, slice);
-              SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-              offsets[3] = queryStart;
-              return tensor::InsertSliceOp::create(
-                  b, nloc, slice, into, offsets, sizes,
-                  SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
-            };
           }
+          // A block's new values back into the carried tensors.
+          auto putBack = [&](Value slice, Value into) -> Value {
+            if (!skipQueries)
+              return slice;
+            return blockRowsOf(slice, getSizes(b, nloc, slice), into);
+          };
           SmallVector<OpFoldResult> blockOut = outSizes;
           blockOut[3] = blockRows[3];
           // An affine.min, so that the block's buffers have a known bound

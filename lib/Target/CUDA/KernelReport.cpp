@@ -542,18 +542,24 @@ AccessBounds accessBoundsOf(gpu::GPUFuncOp kernel, int64_t threads,
 }
 
 /// The number of times a host op runs in one call: the product of the
-/// constant trip counts of its host loops (a loop of unknown count, once,
-/// and `inRunTimeLoop` set).
-uint64_t hostRuns(Operation *op, bool &inRunTimeLoop) {
+/// constant trip counts of its host loops (a loop of unknown count, once).
+uint64_t hostRuns(Operation *op) {
   uint64_t runs = 1;
   for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
-       loop = loop->getParentOfType<scf::ForOp>()) {
+       loop = loop->getParentOfType<scf::ForOp>())
     if (std::optional<APInt> trips = loop.getStaticTripCount())
       runs *= trips->getZExtValue();
-    else
-      inRunTimeLoop = true;
-  }
   return runs;
+}
+
+/// Whether a host loop around `op` has a trip count known only at run time
+/// (which hostRuns counts once).
+bool inRunTimeLoop(Operation *op) {
+  for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>())
+    if (!loop.getStaticTripCount())
+      return true;
+  return false;
 }
 
 /// Adds to `result` the bytes `launch` of `kernel` (none where unknown)
@@ -601,7 +607,8 @@ void addPhaseBytes(KernelLaunch &result, gpu::LaunchFuncOp launch,
 KernelLaunch launchOf(gpu::LaunchFuncOp launch) {
   KernelLaunch result;
   result.kernel = launch.getKernelName().str();
-  result.count = hostRuns(launch, result.inRunTimeLoop);
+  result.count = hostRuns(launch);
+  result.inRunTimeLoop = inRunTimeLoop(launch);
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues(),
                   block = launch.getBlockSizeOperandValues();
   Value gridValues[] = {grid.x, grid.y, grid.z},
@@ -649,8 +656,8 @@ struct LaunchCollector {
       } else if (auto call = llvm::dyn_cast<func::CallOp>(op)) {
         auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
         if (callee && !callee.isExternal()) {
-          bool repeated = false;
-          uint64_t runs = hostRuns(call, repeated);
+          uint64_t runs = hostRuns(call);
+          bool repeated = inRunTimeLoop(call);
           for (KernelLaunch launch : of(callee)) {
             launch.count *= runs;
             launch.inRunTimeLoop |= repeated;
@@ -707,9 +714,8 @@ std::vector<EntryLaunches> collectEntryLaunches(ModuleOp module) {
       continue;
     EntryLaunches entry{function.getSymName().str(), collector.of(function)};
     function.walk([&](func::CallOp call) {
-      bool repeated = false;
       if (call.getCallee() == kDeviceSynchronize)
-        entry.waits += hostRuns(call, repeated);
+        entry.waits += hostRuns(call);
     });
     entries.push_back(std::move(entry));
   }

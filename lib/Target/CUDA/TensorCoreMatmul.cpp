@@ -75,22 +75,9 @@ std::optional<unsigned> widest(ArrayRef<unsigned> candidates,
 /// elsewhere.
 Value loadOrZero(OpBuilder &b, Location loc, linalg::LinalgOp op,
                  OpOperand &operand, ArrayRef<Value> ivs, Value inBounds) {
-  Type type = getElementTypeOrSelf(operand.get().getType());
-  SmallVector<Value> indices =
-      indicesAt(b, loc, op.getMatchingIndexingMap(&operand), ivs);
-  auto load = scf::IfOp::create(
-      b, loc, inBounds,
-      [&](OpBuilder &then, Location at) {
-        Value element =
-            memref::LoadOp::create(then, at, operand.get(), indices);
-        scf::YieldOp::create(then, at, element);
-      },
-      [&](OpBuilder &otherwise, Location at) {
-        Value zero = arith::ConstantOp::create(otherwise, at, type,
-                                               otherwise.getZeroAttr(type));
-        scf::YieldOp::create(otherwise, at, zero);
-      });
-  return load.getResult(0);
+  return linnet::loadOrZero(
+      b, loc, operand.get(),
+      indicesAt(b, loc, op.getMatchingIndexingMap(&operand), ivs), inBounds);
 }
 
 } // namespace

@@ -120,6 +120,24 @@ Value alignedForVectors(OpBuilder &b, Location loc, Value memref) {
   return aligned;
 }
 
+Value loadOrZero(OpBuilder &b, Location loc, Value memref, ValueRange indices,
+                 Value inside) {
+  Type type = getElementTypeOrSelf(memref.getType());
+  return scf::IfOp::create(
+             b, loc, inside,
+             [&](OpBuilder &then, Location at) {
+               Value element =
+                   memref::LoadOp::create(then, at, memref, indices);
+               scf::YieldOp::create(then, at, element);
+             },
+             [&](OpBuilder &otherwise, Location at) {
+               Value zero = arith::ConstantOp::create(
+                   otherwise, at, type, otherwise.getZeroAttr(type));
+               scf::YieldOp::create(otherwise, at, zero);
+             })
+      .getResult(0);
+}
+
 SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
                              ArrayRef<Value> ivs) {
   SmallVector<Value> indices;

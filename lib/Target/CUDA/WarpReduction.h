@@ -44,6 +44,12 @@ llvm::SmallVector<mlir::Value> indicesAt(mlir::OpBuilder &b, mlir::Location loc,
                                          mlir::AffineMap map,
                                          llvm::ArrayRef<mlir::Value> ivs);
 
+/// `memref[indices]` where `inside` (an i1) holds, zero of its element type
+/// elsewhere (past a tile's edge), the load in the branch that needs it.
+mlir::Value loadOrZero(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value memref, mlir::ValueRange indices,
+                       mlir::Value inside);
+
 /// What makes a linalg op a warp reduction: one output in f32, one
 /// reduction loop, a body `combiner(out, f(inputs))` with an associative
 /// and commutative combiner (add, min, max) and its neutral element, so

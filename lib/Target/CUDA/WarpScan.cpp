@@ -70,18 +70,7 @@ LogicalResult lowerDeltaRuleToWarps(RewriterBase &rewriter, DeltaRuleOp op,
                         Value inside) -> Value {
     if (!inside)
       return memref::LoadOp::create(b, loc, memref, indices);
-    return scf::IfOp::create(
-               b, loc, inside,
-               [&](OpBuilder &then, Location at) {
-                 scf::YieldOp::create(
-                     then, at,
-                     memref::LoadOp::create(then, at, memref, indices)
-                         .getResult());
-               },
-               [&](OpBuilder &otherwise, Location at) {
-                 scf::YieldOp::create(otherwise, at, constant(0.0));
-               })
-        .getResult(0);
+    return linnet::loadOrZero(b, loc, memref, indices, inside);
   };
   auto storeIf = [&](Value inside, Value value, Value memref,
                      ValueRange indices) {

@@ -108,9 +108,10 @@ def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [
     result is the state after the last step.
 
     On tensors the op is pure and has the two results. Bufferized (the CUDA
-    target keeps a prompt's scan an op until a kernel's threads run it,
-    `linnet.warp_scan`) its operands are buffers of the same shapes, it has
-    no results, writes `output_init` and updates `initial` in place.
+    target keeps a prompt's scan an op until a kernel's threads run it:
+    `linnet-lower-to-linalg{keep-sequence-scans}`) its operands are buffers
+    of the same shapes, it has no results, writes `output_init` and updates
+    `initial` in place.
 
     Tiling: the loops are `[B, N, V]`, all parallel (each column of a state
     evolves on its own).
