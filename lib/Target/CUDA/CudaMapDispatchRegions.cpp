@@ -160,6 +160,16 @@ FailureOr<linalg::LinalgOp> withParallelLoopsFirst(RewriterBase &rewriter,
   return cast<linalg::LinalgOp>(interchanged->getOperation());
 }
 
+/// The epilogue of `op` where it is a product for the tensor cores whose
+/// sums go from its accumulators through their one consumer (no tile of
+/// them in workgroup memory).
+std::optional<linnet::TensorCoreEpilogue>
+tensorCoreEpilogue(linalg::LinalgOp op, int64_t threadsPerBlock) {
+  if (!linnet::matchTensorCoreMatmul(op, threadsPerBlock))
+    return std::nullopt;
+  return linnet::matchTensorCoreEpilogue(op);
+}
+
 /// Inside `launch`: each linalg op's parallel loop dealt out to the threads
 /// (a warp reduction's outputs to the warps) and each other write run by
 /// thread 0, every one followed by a barrier.
@@ -200,9 +210,25 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
   }
   SmallVector<linalg::LinalgOp> ops;
   launch.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+  // The starts and consumers of products whose sums go straight from the
+  // accumulators (lowered with the product).
+  llvm::DenseMap<Operation *, linnet::TensorCoreEpilogue> epilogues;
+  llvm::SmallPtrSet<Operation *, 4> inEpilogues;
+  for (linalg::LinalgOp op : ops)
+    if (std::optional<linnet::TensorCoreEpilogue> epilogue =
+            tensorCoreEpilogue(op, threadsPerBlock)) {
+      epilogues[op] = *epilogue;
+      inEpilogues.insert(epilogue->start);
+      inEpilogues.insert(epilogue->consumer);
+    }
   SmallVector<Value> stages;
   for (linalg::LinalgOp original : ops) {
+    if (inEpilogues.contains(original))
+      continue;
     Location loc = original.getLoc();
+    std::optional<linnet::TensorCoreEpilogue> epilogue;
+    if (auto found = epilogues.find(original); found != epilogues.end())
+      epilogue = found->second;
     FailureOr<linalg::LinalgOp> reordered =
         withParallelLoopsFirst(rewriter, original);
     if (failed(reordered))
@@ -221,7 +247,7 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
       rewriter.setInsertionPointAfter(op);
       gpu::BarrierOp::create(rewriter, loc);
       if (failed(linnet::lowerToTensorCores(rewriter, op, *matmul, thread,
-                                            threadsPerBlock, stages)))
+                                            threadsPerBlock, stages, epilogue)))
         return failure();
       continue;
     }
@@ -282,12 +308,23 @@ struct TileBuffer {
   int64_t elements;
 };
 
-/// The buffers `body` allocates; an error for one whose size has no
-/// constant bound, which could only be a device `malloc` in every thread.
-FailureOr<SmallVector<TileBuffer>> collectAllocations(Operation *body) {
+/// The buffers `body` allocates, but for the sums a tensor-core product
+/// keeps in registers (tensorCoreEpilogue); an error for one whose size
+/// has no constant bound, which could only be a device `malloc` in every
+/// thread.
+FailureOr<SmallVector<TileBuffer>> collectAllocations(Operation *body,
+                                                      int64_t threadsPerBlock) {
   SmallVector<TileBuffer> buffers;
   WalkResult result = body->walk([&](Operation *op) {
     if (!isa<memref::AllocOp, memref::AllocaOp>(op))
+      return WalkResult::advance();
+    // A product's sums that go through their consumer from registers.
+    if (llvm::any_of(op->getUsers(), [&](Operation *user) {
+          auto product = dyn_cast<linalg::LinalgOp>(user);
+          return product && product.getNumDpsInits() == 1 &&
+                 product.getDpsInitOperand(0)->get() == op->getResult(0) &&
+                 tensorCoreEpilogue(product, threadsPerBlock);
+        }))
       return WalkResult::advance();
     auto type = cast<MemRefType>(op->getResult(0).getType());
     std::optional<int64_t> elements;
@@ -374,7 +411,8 @@ LogicalResult mapToLaunch(RewriterBase &rewriter, Operation *region,
     return forall.emitOpError(
         "is still on tensors: dispatch regions are mapped after "
         "bufferization");
-  FailureOr<SmallVector<TileBuffer>> allocations = collectAllocations(region);
+  FailureOr<SmallVector<TileBuffer>> allocations =
+      collectAllocations(region, threadsPerBlock);
   if (failed(allocations))
     return failure();
 

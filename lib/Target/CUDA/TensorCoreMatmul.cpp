@@ -24,6 +24,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 
@@ -80,7 +83,194 @@ Value loadOrZero(OpBuilder &b, Location loc, linalg::LinalgOp op,
       indicesAt(b, loc, op.getMatchingIndexingMap(&operand), ivs), inBounds);
 }
 
+/// The iteration of `epilogue`'s consumer that reads the product's sum at
+/// loop indices `ivs` (the product's output written through `outMap`), run
+/// on `sum`: its other inputs loaded, its body cloned, its results stored.
+void applyEpilogue(OpBuilder &b, Location loc,
+                   const TensorCoreEpilogue &epilogue, AffineMap outMap,
+                   ArrayRef<Value> ivs, Value sum) {
+  linalg::LinalgOp consumer = epilogue.consumer;
+  OpOperand &tile = consumer->getOpOperand(epilogue.operand);
+  // Consumer loop j indexes the tile's dimension d where its map reads j;
+  // the product's sum there is at its loop outMap(d).
+  AffineMap tileMap = consumer.getMatchingIndexingMap(&tile);
+  SmallVector<Value> consumerIvs(consumer.getNumLoops());
+  for (unsigned d = 0; d < tileMap.getNumResults(); ++d)
+    consumerIvs[tileMap.getDimPosition(d)] = ivs[outMap.getDimPosition(d)];
+  Block *body = consumer.getBlock();
+  IRMapping mapping;
+  for (OpOperand &operand : consumer->getOpOperands()) {
+    BlockArgument argument = consumer.getMatchingBlockArgument(&operand);
+    if (&operand == &tile)
+      mapping.map(argument, sum);
+    else if (!argument.use_empty())
+      mapping.map(
+          argument,
+          memref::LoadOp::create(
+              b, loc, operand.get(),
+              indicesAt(b, loc, consumer.getMatchingIndexingMap(&operand),
+                        consumerIvs)));
+  }
+  for (Operation &bodyOp : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
+      mapping.map(index.getResult(), consumerIvs[index.getDim()]);
+      continue;
+    }
+    b.clone(bodyOp, mapping);
+  }
+  for (auto [init, yielded] : llvm::zip_equal(
+           consumer.getDpsInitsMutable(), body->getTerminator()->getOperands()))
+    memref::StoreOp::create(
+        b, loc, mapping.lookupOrDefault(yielded), init.get(),
+        indicesAt(b, loc, consumer.getMatchingIndexingMap(&init), consumerIvs));
+}
+
+/// The scalar `op` sets every element of its one output to: a linalg.fill's,
+/// or a generic's without inputs that yields a value from outside it.
+Value filledValue(Operation *user) {
+  if (auto fill = dyn_cast<linalg::FillOp>(user))
+    return fill.value();
+  auto op = dyn_cast<linalg::LinalgOp>(user);
+  if (!op || op.getNumDpsInputs() != 0 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops() ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isPermutation())
+    return Value();
+  Value yielded = op.getBlock()->getTerminator()->getOperand(0);
+  return yielded.getParentRegion()->isProperAncestor(&op->getRegion(0))
+             ? yielded
+             : Value();
+}
+
+/// The buffer `user` copies whole into `tile` (memref.copy, or linalg.copy
+/// as distributeOverThreads makes it), if it does.
+Value copiedInto(Operation *user, Value tile) {
+  if (auto copy = dyn_cast<memref::CopyOp>(user))
+    return copy.getTarget() == tile ? copy.getSource() : Value();
+  auto copy = dyn_cast<linalg::CopyOp>(user);
+  return copy && copy.getOutputs()[0] == tile ? copy.getInputs()[0] : Value();
+}
+
+/// The buffer `view` is a view of (itself if none).
+Value viewedBuffer(Value view) {
+  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
+    view = viewLike.getViewSource();
+  return view;
+}
+
+/// Whether an op strictly between `first` and `last` (of one block, or
+/// nested in such an op) writes a buffer that `reads` or `writes` views, or
+/// reads one that `writes` views, or has effects it cannot name: whether
+/// moving an access of those buffers from one end to the other could
+/// change what it sees.
+bool touchedBetween(Operation *first, Operation *last, ArrayRef<Value> reads,
+                    ArrayRef<Value> writes) {
+  auto among = [](Value value, ArrayRef<Value> buffers) {
+    return llvm::any_of(buffers, [&](Value buffer) {
+      return viewedBuffer(buffer) == viewedBuffer(value);
+    });
+  };
+  for (Operation *op = first->getNextNode(); op && op != last;
+       op = op->getNextNode()) {
+    WalkResult result = op->walk([&](Operation *nested) {
+      // A linalg op on buffers declares its own effects and holds pure ops;
+      // an scf.if holds ops that declare theirs.
+      auto interface = dyn_cast<MemoryEffectOpInterface>(nested);
+      if (!interface)
+        return isPure(nested) || isa<gpu::BarrierOp>(nested) ||
+                       nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                   ? WalkResult::advance()
+                   : WalkResult::interrupt();
+      SmallVector<MemoryEffects::EffectInstance> effects;
+      interface.getEffects(effects);
+      for (const MemoryEffects::EffectInstance &effect : effects) {
+        if (isa<MemoryEffects::Allocate, MemoryEffects::Free>(
+                effect.getEffect()))
+          continue;
+        Value value = effect.getValue();
+        if (!value)
+          return WalkResult::interrupt();
+        bool isWrite = isa<MemoryEffects::Write>(effect.getEffect());
+        if (among(value, writes) || (isWrite && among(value, reads)))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return true;
+  }
+  return false;
+}
+
 } // namespace
+
+std::optional<TensorCoreEpilogue>
+matchTensorCoreEpilogue(linalg::LinalgOp product) {
+  Value tile = product.getDpsInitOperand(0)->get();
+  Operation *allocation = tile.getDefiningOp();
+  if (!isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(allocation))
+    return std::nullopt;
+  Block *block = product->getBlock();
+  Operation *start = nullptr;
+  Value value, source;
+  linalg::LinalgOp consumer;
+  for (Operation *user : tile.getUsers()) {
+    if (user == product || isa<memref::DeallocOp>(user))
+      continue;
+    if (auto dim = dyn_cast<memref::DimOp>(user)) {
+      if (!dim.getConstantIndex())
+        return std::nullopt;
+      continue;
+    }
+    if (user->getBlock() != block)
+      return std::nullopt;
+    // What the tile holds before the product: a scalar, or a copy.
+    Value copied = copiedInto(user, tile);
+    Value filled = copied ? Value() : filledValue(user);
+    if (copied || filled) {
+      if (start || !user->isBeforeInBlock(product))
+        return std::nullopt;
+      start = user;
+      value = filled;
+      source = copied;
+      continue;
+    }
+    auto linalgUser = dyn_cast<linalg::LinalgOp>(user);
+    if (!linalgUser || consumer || !product->isBeforeInBlock(user))
+      return std::nullopt;
+    consumer = linalgUser;
+  }
+  if (!start || !consumer || !consumer.hasPureBufferSemantics() ||
+      consumer.getNumLoops() != consumer.getNumParallelLoops())
+    return std::nullopt;
+  // The tile is one input of the consumer, read through a permutation, so
+  // each accumulator is one iteration of it.
+  std::optional<unsigned> operand;
+  for (OpOperand &use : consumer->getOpOperands()) {
+    if (use.get() != tile)
+      continue;
+    if (operand || consumer.isDpsInit(&use) ||
+        !consumer.getMatchingIndexingMap(&use).isPermutation())
+      return std::nullopt;
+    operand = use.getOperandNumber();
+  }
+  // The product moves to just before the consumer (whose operands are
+  // then all defined before it), so nothing between them may write what it
+  // reads; nor anything between the copy and it the copy's source, which
+  // the sums then start from.
+  SmallVector<Value> read(product.getDpsInputs());
+  if (source)
+    read.push_back(source);
+  if (touchedBetween(product, consumer, read, {}) ||
+      (source && touchedBetween(start, product, {source}, {})))
+    return std::nullopt;
+  // Its results are stored while other tiles of the product may still
+  // read its inputs (or the sums' start).
+  for (OpOperand &init : consumer.getDpsInitsMutable())
+    for (Value input : read)
+      if (viewedBuffer(init.get()) == viewedBuffer(input))
+        return std::nullopt;
+  return TensorCoreEpilogue{start, value, source, consumer, *operand};
+}
 
 std::optional<TensorCoreMatmul> matchTensorCoreMatmul(linalg::LinalgOp op,
                                                       int64_t threadsPerBlock) {
@@ -176,12 +366,15 @@ std::array<MemRefType, 2> tensorCoreStageTypes(MLIRContext *context,
   return {stage(kBlockRowWarps * kMmaRows), stage(columns)};
 }
 
-LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
-                                 const TensorCoreMatmul &matmul, Value thread,
-                                 int64_t threadsPerBlock,
-                                 ArrayRef<Value> stages) {
+LogicalResult
+lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
+                   const TensorCoreMatmul &matmul, Value thread,
+                   int64_t threadsPerBlock, ArrayRef<Value> stages,
+                   const std::optional<TensorCoreEpilogue> &epilogue) {
   Location loc = op.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
+  if (epilogue)
+    rewriter.moveOpBefore(op, epilogue->consumer);
   rewriter.setInsertionPoint(op);
   OpBuilder &b = rewriter;
   auto constant = [&](int64_t value) -> Value {
@@ -309,12 +502,20 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
 
   // The accumulators start from the output (its fill, or sums so far).
   SmallVector<Value> sums;
-  for (int64_t part = 0; part < kParts; ++part) {
+  for (int64_t part = 0; part < kParts && epilogue && epilogue->value; ++part)
+    sums.push_back(
+        vector::BroadcastOp::create(b, loc, sumsType, epilogue->value));
+  // A copy's source has the tile's indices.
+  Value start = epilogue ? epilogue->source : out.get();
+  for (int64_t part = 0; part < kParts && start; ++part) {
     SmallVector<Value> elements;
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t pair = 0; pair < 2; ++pair)
-        elements.push_back(loadOrZero(b, loc, op, out, outIvs(part, half, pair),
-                                      outInside(part, half, pair)));
+        elements.push_back(linnet::loadOrZero(
+            b, loc, start,
+            indicesAt(b, loc, op.getMatchingIndexingMap(&out),
+                      outIvs(part, half, pair)),
+            outInside(part, half, pair)));
     sums.push_back(vector::FromElementsOp::create(b, loc, sumsType, elements));
   }
 
@@ -477,18 +678,50 @@ LogicalResult lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   for (int64_t part = 0; part < kParts; ++part)
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t pair = 0; pair < 2; ++pair) {
-        SmallVector<Value> indices = indicesAt(
-            b, loc, op.getMatchingIndexingMap(&out), outIvs(part, half, pair));
+        SmallVector<Value> ivs = outIvs(part, half, pair);
         Value sum = steps.getResult(part);
-        scf::IfOp::create(b, loc, outInside(part, half, pair),
-                          [&](OpBuilder &then, Location at) {
-                            Value element = vector::ExtractOp::create(
-                                then, at, sum, ArrayRef<int64_t>{half, pair});
-                            memref::StoreOp::create(then, at, element,
-                                                    out.get(), indices);
-                            scf::YieldOp::create(then, at);
-                          });
+        scf::IfOp::create(
+            b, loc, outInside(part, half, pair),
+            [&](OpBuilder &then, Location at) {
+              Value element = vector::ExtractOp::create(
+                  then, at, sum, ArrayRef<int64_t>{half, pair});
+              if (epilogue)
+                applyEpilogue(then, at, *epilogue,
+                              op.getMatchingIndexingMap(&out), ivs, element);
+              else
+                memref::StoreOp::create(
+                    then, at, element, out.get(),
+                    indicesAt(then, at, op.getMatchingIndexingMap(&out), ivs));
+              scf::YieldOp::create(then, at);
+            });
       }
+  if (epilogue) {
+    Value tile = out.get();
+    rewriter.eraseOp(epilogue->consumer);
+    rewriter.eraseOp(epilogue->start);
+    rewriter.eraseOp(op);
+    // Its sizes (the loop ranges read them) are the allocation's.
+    Operation *allocation = tile.getDefiningOp();
+    for (Operation *user : llvm::make_early_inc_range(tile.getUsers())) {
+      auto dim = dyn_cast<memref::DimOp>(user);
+      std::optional<int64_t> index =
+          dim ? dim.getConstantIndex() : std::nullopt;
+      if (!index) {
+        rewriter.eraseOp(user);
+        continue;
+      }
+      auto type = cast<MemRefType>(tile.getType());
+      rewriter.setInsertionPoint(dim);
+      if (type.isDynamicDim(*index))
+        rewriter.replaceOp(
+            dim, allocation->getOperand(type.getDynamicDimIndex(*index)));
+      else
+        rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(
+            dim, type.getDimSize(*index));
+    }
+    rewriter.eraseOp(allocation);
+    return success();
+  }
   rewriter.eraseOp(op);
   return success();
 }

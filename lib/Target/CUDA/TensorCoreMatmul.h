@@ -75,6 +75,30 @@ llvm::SmallVector<int64_t> tensorCoreBlockTile(mlir::linalg::LinalgOp op,
 std::array<mlir::MemRefType, 2> tensorCoreStageTypes(mlir::MLIRContext *context,
                                                      int64_t threadsPerBlock);
 
+/// Where a product's sums go once its reduction ends when its output is a
+/// buffer the region allocates (the f32 tile a block would otherwise stage
+/// in workgroup memory), set by `start` before the product (to a scalar
+/// `value`: a linalg.fill, or a generic of no inputs yielding it; or a copy
+/// of a buffer `source`, the sums so far) and read after it by `consumer`
+/// alone: an op of parallel loops only (the rounding to bf16, a bias, a
+/// residual) that reads the tile as its input `operand` through a
+/// permutation and writes no buffer the product reads, with nothing between
+/// the two writing what the product reads (the product moves to just
+/// before it). Each lane's accumulators then start from the value or the
+/// source, and the lane applies the consumer to them and stores its
+/// results: no staged tile, no barrier before them.
+struct TensorCoreEpilogue {
+  mlir::Operation *start;
+  mlir::Value value, source;
+  mlir::linalg::LinalgOp consumer;
+  unsigned operand;
+};
+
+/// The epilogue of `product` (a tensor-core product on buffers), if its
+/// output is such a tile.
+std::optional<TensorCoreEpilogue>
+matchTensorCoreEpilogue(mlir::linalg::LinalgOp product);
+
 /// Replaces `op` (on buffers) by code in a block of `threadsPerBlock`
 /// threads, `thread` this one's id, `stages` workgroup buffers of
 /// tensorCoreStageTypes: for each block tile of the output (64 rows, 32
@@ -84,12 +108,15 @@ std::array<mlir::MemRefType, 2> tensorCoreStageTypes(mlir::MLIRContext *context,
 /// otherwise; zero past the edges), waits at a barrier, and each warp
 /// multiplies its 16 x 32 tile's fragments from there with four
 /// `nvgpu.mma.sync` per 16 of the depth; a barrier again before the next
-/// copy. The sums stay in registers and are stored once. Every thread runs
-/// the loops alike, so each barrier and mma.sync sees whole warps.
+/// copy. The sums stay in registers and are stored once, or, given an
+/// `epilogue`, start from its start's value or source and go through its
+/// consumer, which is erased with the start and the tile. Every thread runs the
+/// loops alike, so each barrier and mma.sync sees whole warps.
 mlir::LogicalResult
 lowerToTensorCores(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp op,
                    const TensorCoreMatmul &matmul, mlir::Value thread,
-                   int64_t threadsPerBlock, llvm::ArrayRef<mlir::Value> stages);
+                   int64_t threadsPerBlock, llvm::ArrayRef<mlir::Value> stages,
+                   const std::optional<TensorCoreEpilogue> &epilogue);
 
 } // namespace linnet
 

@@ -34,7 +34,7 @@
 // step. The emulated device runs an ldmatrix as an exchange of rows between
 // the lanes.
 // GPU-LABEL: gpu.func @project_1_generic
-// GPU-SAME: workgroup({{.*}}, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>>)
+// GPU-SAME: workgroup(%{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>>)
 // GPU: memref.extract_aligned_pointer_as_index
 // GPU: scf.for
 // GPU: vector.load {{.*}} {alignment = 16 : i64} : memref<?x48xbf16, strided<[48, 1], offset: ?>>, vector<8xbf16>
@@ -50,6 +50,18 @@
 // GPU-COUNT-8: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // GPU-NOT: nvgpu.mma.sync
 // GPU: scf.yield
+// The sums go from the accumulators through the rounding that reads them
+// (its bias a column's index), each lane storing its own elements: no tile
+// of f32 sums in workgroup memory, no barrier before the rounding.
+// GPU-NEXT: }
+// GPU-NEXT: arith.andi
+// GPU-NEXT: scf.if
+// GPU-NEXT: vector.extract
+// GPU-NEXT: arith.index_cast
+// GPU-NEXT: arith.sitofp
+// GPU-NEXT: arith.addf
+// GPU-NEXT: arith.truncf
+// GPU-NEXT: memref.store {{.*}} : memref<?x40xbf16
 // GPU-LABEL: gpu.func @project_batch_1_generic
 // GPU-COUNT-8: nvgpu.mma.sync
 // A weight laid out along its columns has no vector copy, nor have rows
