@@ -332,8 +332,41 @@ bool widensReductionTile(tensor::ExtractSliceOp slice, OpResult result,
   return false;
 }
 
+/// Whether the tile `slice` takes of `producer`'s result stays in registers
+/// (kResultInRegistersName): the producer is so marked and one op of
+/// parallel loops reads the tile, once, through a permutation, and no other
+/// such tile; or the
+/// producer is a constant fill and the tile is the output of such a
+/// product.
+bool keptInRegisters(tensor::ExtractSliceOp slice, linalg::LinalgOp producer) {
+  auto marked = [](Operation *op) {
+    return op->hasAttr(linnet::codegen::kResultInRegistersName);
+  };
+  if (!slice->hasOneUse())
+    return false;
+  OpOperand &use = *slice->use_begin();
+  auto reader = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  if (!reader)
+    return false;
+  if (isConstantFill(producer))
+    return marked(reader) && reader.isDpsInit(&use);
+  // The reader takes one such tile, once (the SiLU of a gate times an up
+  // projection reads two products: each would be a tile in memory).
+  auto ofMarked = [&](Value operand) {
+    if (auto tile = operand.getDefiningOp<tensor::ExtractSliceOp>())
+      operand = tile.getSource();
+    Operation *definition = operand.getDefiningOp();
+    return definition && marked(definition);
+  };
+  return marked(producer) && !reader.isDpsInit(&use) &&
+         reader.getNumLoops() == reader.getNumParallelLoops() &&
+         reader.getMatchingIndexingMap(&use).isPermutation() &&
+         llvm::count_if(reader->getOperands(), ofMarked) == 1;
+}
+
 /// Whether the tile `slice` takes of `result` (a fusible producer's) may be
-/// computed in the region around it: within `maxFusedTileBytes`, and for a
+/// computed in the region around it: within `maxFusedTileBytes` (unless
+/// it stays in registers, keptInRegisters), and for a
 /// reduction (with `fuseReductions`) neither computed again too often nor
 /// wider than the producer's own tile, unless `widenSmall` (the region
 /// reads a weight, a static product's) and it is small: a gated norm's sums
@@ -349,7 +382,8 @@ bool admitsTile(tensor::ExtractSliceOp slice, OpResult result,
   std::optional<int64_t> elements;
   if (maxFusedTileBytes > 0 || reduction)
     elements = boundedElementCount(slice.getResult());
-  return !exceedsTileBytes(slice, elements, maxFusedTileBytes) &&
+  return (keptInRegisters(slice, producer) ||
+          !exceedsTileBytes(slice, elements, maxFusedTileBytes)) &&
          !(reduction && (recomputesTooMuch(slice, elements, producer) ||
                          (!(widenSmall && isSmallToComputeAgain(producer)) &&
                           widensReductionTile(slice, result, producer))));

@@ -243,6 +243,104 @@ func.func @scaled_product_row(%x: tensor<128x4096xbf16>, %w: tensor<64x4096xbf16
   return %r : tensor<128x64xbf16>
 }
 
+// A product whose sums a target keeps in registers
+// (`linnet.result_in_registers`: a GPU's tensor cores, whose sums go
+// through their reader from the accumulators) joins its reader's region
+// with its fill whatever the limit (a 128 x 128 f32 tile is 64 KiB, past
+// 32); unmarked, it stays a region of its own.
+// LIMIT-LABEL: func.func @sums_in_registers(
+// LIMIT: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (256, 256) step (128, 128)
+// LIMIT: linalg.fill
+// LIMIT: linalg.generic {{.*}}"reduction"
+// LIMIT: arith.truncf
+// LIMIT-NOT: scf.forall (
+// LIMIT: return
+// LIMIT-LABEL: func.func @sums_unmarked(
+// LIMIT: scf.forall
+// LIMIT: linalg.generic {{.*}}"reduction"
+// LIMIT: scf.forall
+// LIMIT-NOT: linalg.generic {{.*}}"reduction"
+// LIMIT: arith.truncf
+// Nor does a marked product whose reader reads another (a gate's SiLU times
+// an up projection): only one product's sums go through a reader.
+// LIMIT-LABEL: func.func @two_marked_sums(
+// LIMIT: scf.forall
+// LIMIT: linalg.generic {{.*}}"reduction"
+// LIMIT: scf.forall
+// LIMIT: linalg.generic {{.*}}"reduction"
+// LIMIT: scf.forall
+// LIMIT-NOT: linalg.generic {{.*}}"reduction"
+// LIMIT: arith.mulf
+func.func @sums_in_registers(%x: tensor<256x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<256x256xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill {linnet.lowering_config = #linnet.lowering_config<thread = [1, 256], reduction = [0, 0], vector = [0, 0]>} ins(%zero : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %p = linalg.generic {indexing_maps = [#x3, #w3, #y3], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [128, 128, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>, linnet.result_in_registers} ins(%x, %w : tensor<256x64xbf16>, tensor<256x64xbf16>) outs(%f : tensor<256x256xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %m = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<256x256xf32>
+  %eb = tensor.empty() : tensor<256x256xbf16>
+  %r = linalg.generic {indexing_maps = [#sn2, #sn2], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [128, 128], reduction = [0, 0], vector = [0, 0]>} ins(%p : tensor<256x256xf32>) outs(%eb : tensor<256x256xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<256x256xbf16>
+  return %r : tensor<256x256xbf16>
+}
+
+func.func @sums_unmarked(%x: tensor<256x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<256x256xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill {linnet.lowering_config = #linnet.lowering_config<thread = [1, 256], reduction = [0, 0], vector = [0, 0]>} ins(%zero : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %p = linalg.generic {indexing_maps = [#x3, #w3, #y3], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [128, 128, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>} ins(%x, %w : tensor<256x64xbf16>, tensor<256x64xbf16>) outs(%f : tensor<256x256xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %m = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<256x256xf32>
+  %eb = tensor.empty() : tensor<256x256xbf16>
+  %r = linalg.generic {indexing_maps = [#sn2, #sn2], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [128, 128], reduction = [0, 0], vector = [0, 0]>} ins(%p : tensor<256x256xf32>) outs(%eb : tensor<256x256xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<256x256xbf16>
+  return %r : tensor<256x256xbf16>
+}
+
+func.func @two_marked_sums(%x: tensor<256x64xbf16>, %w: tensor<256x64xbf16>, %v: tensor<256x64xbf16>) -> tensor<256x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill {linnet.lowering_config = #linnet.lowering_config<thread = [1, 256], reduction = [0, 0], vector = [0, 0]>} ins(%zero : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %p = linalg.generic {indexing_maps = [#x3, #w3, #y3], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [128, 128, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>, linnet.result_in_registers} ins(%x, %w : tensor<256x64xbf16>, tensor<256x64xbf16>) outs(%f : tensor<256x256xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %m = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<256x256xf32>
+  %q = linalg.generic {indexing_maps = [#x3, #w3, #y3], iterator_types = ["parallel", "parallel", "reduction"], linnet.lowering_config = #linnet.lowering_config<thread = [128, 128, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>, linnet.result_in_registers} ins(%x, %v : tensor<256x64xbf16>, tensor<256x64xbf16>) outs(%f : tensor<256x256xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %m = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<256x256xf32>
+  %r = linalg.generic {indexing_maps = [#sn2, #sn2, #sn2], iterator_types = ["parallel", "parallel"], linnet.lowering_config = #linnet.lowering_config<thread = [128, 128], reduction = [0, 0], vector = [0, 0]>} ins(%p, %q : tensor<256x256xf32>, tensor<256x256xf32>) outs(%e : tensor<256x256xf32>) {
+  ^bb0(%g: f32, %u: f32, %o: f32):
+    %t = arith.mulf %g, %u : f32
+    linalg.yield %t : f32
+  } -> tensor<256x256xf32>
+  return %r : tensor<256x256xf32>
+}
+
 // With fuse-reductions a reduction joins a region only where the tiles that
 // read the same part of it (and so each compute it whole again) spend at
 // most 2^23 iterations on it: a norm's sum of 2048 squares under each of

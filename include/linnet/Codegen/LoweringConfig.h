@@ -26,6 +26,15 @@ inline constexpr llvm::StringLiteral kLoweringConfigName =
 /// local array in registers only in a kernel of that loop alone).
 inline constexpr llvm::StringLiteral kOwnRegionName = "linnet.own_region";
 
+/// The attribute name (a unit attribute) of an op whose tile a target keeps
+/// in registers where one op of parallel loops alone reads it, element for
+/// element, and consumes it there: on a GPU a tensor-core product's sums,
+/// which go through that op from the accumulators, never a tile in shared
+/// memory. Dispatch regions take such a tile (and the fill it starts from)
+/// into that op's region whatever `max-fused-tile-bytes` says.
+inline constexpr llvm::StringLiteral kResultInRegistersName =
+    "linnet.result_in_registers";
+
 /// The configuration of `op`, or null.
 LoweringConfigAttr getLoweringConfig(mlir::Operation *op);
 void setLoweringConfig(mlir::Operation *op, LoweringConfigAttr config);

@@ -212,15 +212,21 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
   launch.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
   // The starts and consumers of products whose sums go straight from the
   // accumulators (lowered with the product).
+  // The layouts of its tensor-core products, whose stages it sizes.
   llvm::DenseMap<Operation *, linnet::TensorCoreEpilogue> epilogues;
   llvm::SmallPtrSet<Operation *, 4> inEpilogues;
-  for (linalg::LinalgOp op : ops)
+  SmallVector<linnet::TensorCoreLayout> layouts;
+  for (linalg::LinalgOp op : ops) {
+    if (std::optional<linnet::TensorCoreMatmul> matmul =
+            linnet::matchTensorCoreMatmul(op, threadsPerBlock))
+      layouts.push_back(linnet::tensorCoreLayout(op, *matmul, threadsPerBlock));
     if (std::optional<linnet::TensorCoreEpilogue> epilogue =
             tensorCoreEpilogue(op, threadsPerBlock)) {
       epilogues[op] = *epilogue;
       inEpilogues.insert(epilogue->start);
       inEpilogues.insert(epilogue->consumer);
     }
+  }
   SmallVector<Value> stages;
   for (linalg::LinalgOp original : ops) {
     if (inEpilogues.contains(original))
@@ -235,14 +241,14 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
       return original.emitOpError(
           "cannot have its parallel loops put outermost for a GPU kernel");
     linalg::LinalgOp op = *reordered;
-    // A product for the tensor cores: 16 x 32 outputs per warp, its tiles
-    // staged in two workgroup buffers the launch's products share (each
-    // ends at a barrier before the next begins).
+    // A product for the tensor cores: a tile of outputs per warp, its
+    // tiles staged in two workgroup buffers the launch's products share
+    // (each ends at a barrier before the next begins).
     if (std::optional<linnet::TensorCoreMatmul> matmul =
             linnet::matchTensorCoreMatmul(op, threadsPerBlock)) {
       if (stages.empty())
-        for (MemRefType type : linnet::tensorCoreStageTypes(
-                 rewriter.getContext(), threadsPerBlock))
+        for (MemRefType type :
+             linnet::tensorCoreStageTypes(rewriter.getContext(), layouts))
           stages.push_back(launch.addWorkgroupAttribution(type, loc));
       rewriter.setInsertionPointAfter(op);
       gpu::BarrierOp::create(rewriter, loc);

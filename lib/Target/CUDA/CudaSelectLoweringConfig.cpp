@@ -161,10 +161,14 @@ struct CudaSelectLoweringConfigPass
         return;
       SmallVector<int64_t> thread;
       if (std::optional<linnet::TensorCoreMatmul> matmul =
-              linnet::matchTensorCoreMatmul(op, threadsPerBlock))
+              linnet::matchTensorCoreMatmul(op, threadsPerBlock)) {
         thread = linnet::tensorCoreBlockTile(op, *matmul, threadsPerBlock);
-      else if (std::optional<SmallVector<int64_t>> tile =
-                   producerTile(op, threadsPerBlock))
+        // Its sums go through their reader from the accumulators
+        // (TensorCoreEpilogue).
+        op->setAttr(linnet::codegen::kResultInRegistersName,
+                    UnitAttr::get(context));
+      } else if (std::optional<SmallVector<int64_t>> tile =
+                     producerTile(op, threadsPerBlock))
         thread = *tile;
       else if (linnet::matchWarpReduction(op, threadsPerBlock))
         thread = blockTile(op, threadsPerBlock / linnet::kWarpSize);

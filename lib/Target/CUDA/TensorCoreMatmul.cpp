@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
@@ -148,6 +149,31 @@ Value copiedInto(Operation *user, Value tile) {
     return copy.getTarget() == tile ? copy.getSource() : Value();
   auto copy = dyn_cast<linalg::CopyOp>(user);
   return copy && copy.getOutputs()[0] == tile ? copy.getInputs()[0] : Value();
+}
+
+/// Whether loop `d` of `op` may run `size` times or more: a static extent
+/// of at least that, or a run-time one with no smaller constant bound (an
+/// operand's size it indexes, bounded by ValueBounds: the tile of a
+/// region's loop is an `affine.min`).
+bool mayReach(linalg::LinalgOp op, unsigned d, int64_t size) {
+  int64_t extent = op.getStaticLoopRanges()[d];
+  if (!ShapedType::isDynamic(extent))
+    return extent >= size;
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (unsigned r = 0; r < map.getNumResults(); ++r) {
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+      if (!dim || dim.getPosition() != d)
+        continue;
+      FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+          presburger::BoundType::UB,
+          ValueBoundsConstraintSet::Variable(operand.get(), int64_t(r)),
+          /*stopCondition=*/nullptr, /*closedUB=*/true);
+      if (succeeded(bound) && *bound < size)
+        return false;
+    }
+  }
+  return true;
 }
 
 /// The buffer `view` is a view of (itself if none).
@@ -337,33 +363,47 @@ std::optional<TensorCoreMatmul> matchTensorCoreMatmul(linalg::LinalgOp op,
   return TensorCoreMatmul{m, n, *k, lhs, 1 - lhs};
 }
 
+TensorCoreLayout tensorCoreLayout(linalg::LinalgOp op,
+                                  const TensorCoreMatmul &matmul,
+                                  int64_t threadsPerBlock) {
+  int64_t columnWarps = threadsPerBlock / kWarpSize / kBlockRowWarps;
+  TensorCoreLayout wide{columnWarps, 2, 8}, narrow{columnWarps, 1, 4};
+  return mayReach(op, matmul.m, wide.rows()) &&
+                 mayReach(op, matmul.n, wide.columns())
+             ? wide
+             : narrow;
+}
+
 SmallVector<int64_t> tensorCoreBlockTile(linalg::LinalgOp op,
                                          const TensorCoreMatmul &matmul,
                                          int64_t threadsPerBlock) {
+  TensorCoreLayout layout = tensorCoreLayout(op, matmul, threadsPerBlock);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> tile(ranges.size(), 1);
   tile[matmul.k] = 0;
-  tile[matmul.m] = kBlockRowWarps * kMmaRows;
-  tile[matmul.n] =
-      threadsPerBlock / kWarpSize / kBlockRowWarps * kWarpTileColumns;
+  tile[matmul.m] = layout.rows();
+  tile[matmul.n] = layout.columns();
   for (unsigned d : {matmul.m, matmul.n})
     if (!ShapedType::isDynamic(ranges[d]))
       tile[d] = std::min(tile[d], ranges[d]);
   return tile;
 }
 
-std::array<MemRefType, 2> tensorCoreStageTypes(MLIRContext *context,
-                                               int64_t threadsPerBlock) {
+std::array<MemRefType, 2>
+tensorCoreStageTypes(MLIRContext *context, ArrayRef<TensorCoreLayout> layouts) {
   auto space =
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
   Type bf16 = BFloat16Type::get(context);
-  int64_t columns =
-      threadsPerBlock / kWarpSize / kBlockRowWarps * kWarpTileColumns;
+  int64_t rows = 0, columns = 0;
+  for (const TensorCoreLayout &layout : layouts) {
+    rows = std::max(rows, layout.rows());
+    columns = std::max(columns, layout.columns());
+  }
   auto stage = [&](int64_t rows) {
     return MemRefType::get({rows * kStageRowElements}, bf16, AffineMap(),
                            space);
   };
-  return {stage(kBlockRowWarps * kMmaRows), stage(columns)};
+  return {stage(rows), stage(columns)};
 }
 
 LogicalResult
@@ -398,20 +438,24 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
     extents.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
   Value depth = extents[matmul.k];
   Value rows = extents[matmul.m], columns = extents[matmul.n];
-  const int64_t columnWarps = threadsPerBlock / kWarpSize / kBlockRowWarps;
-  const int64_t tileRows = kBlockRowWarps * kMmaRows;
-  const int64_t tileColumns = columnWarps * kWarpTileColumns;
+  const TensorCoreLayout layout = tensorCoreLayout(op, matmul, threadsPerBlock);
+  const int64_t tileRows = layout.rows(), tileColumns = layout.columns();
+  // The warp's accumulators: tile t is rows 16 (t / parts), columns
+  // 8 (t mod parts) of its tile.
+  const int64_t fragments = layout.rowFragments, parts = layout.columnParts;
+  const int64_t accumulators = fragments * parts;
   Value warpSize = constant(kWarpSize);
   Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
   Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
   Value group = arith::DivUIOp::create(b, loc, lane, constant(4));
   Value quad = arith::RemUIOp::create(b, loc, lane, constant(4));
   // Warp w's tile is row (w mod 4), column (w / 4) of the block tile's.
-  Value warpRow = mul(
-      arith::RemUIOp::create(b, loc, warp, constant(kBlockRowWarps)), kMmaRows);
+  Value warpRow =
+      mul(arith::RemUIOp::create(b, loc, warp, constant(kBlockRowWarps)),
+          layout.warpRows());
   Value warpColumn =
       mul(arith::DivUIOp::create(b, loc, warp, constant(kBlockRowWarps)),
-          kWarpTileColumns);
+          layout.warpColumns());
 
   OpOperand &lhs = *op.getDpsInputOperand(matmul.lhs);
   OpOperand &rhs = *op.getDpsInputOperand(matmul.rhs);
@@ -474,14 +518,15 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
 
   // This lane's rows and columns of the accumulators, and whether each
   // lies inside the product.
-  Value laneRows[2], rowInside[2];
-  for (int64_t half = 0; half < 2; ++half) {
-    laneRows[half] = add(add(firstRow, group), constant(8 * half));
-    rowInside[half] = below(laneRows[half], rows);
-  }
-  constexpr int64_t kParts = kWarpTileColumns / kMmaColumns;
-  Value sumColumns[kParts][2], sumColumnInside[kParts][2];
-  for (int64_t part = 0; part < kParts; ++part) {
+  SmallVector<std::array<Value, 2>> laneRows(fragments), rowInside(fragments);
+  for (int64_t fragment = 0; fragment < fragments; ++fragment)
+    for (int64_t half = 0; half < 2; ++half) {
+      laneRows[fragment][half] =
+          add(add(firstRow, group), constant(kMmaRows * fragment + 8 * half));
+      rowInside[fragment][half] = below(laneRows[fragment][half], rows);
+    }
+  SmallVector<std::array<Value, 2>> sumColumns(parts), sumColumnInside(parts);
+  for (int64_t part = 0; part < parts; ++part) {
     Value partColumn = add(firstColumn, constant(kMmaColumns * part));
     for (int64_t pair = 0; pair < 2; ++pair) {
       sumColumns[part][pair] =
@@ -490,32 +535,34 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
     }
   }
   auto sumsType = VectorType::get({2, 2}, f32);
-  auto outIvs = [&](int64_t part, int64_t half, int64_t pair) {
+  auto outIvs = [&](int64_t tile, int64_t half, int64_t pair) {
     SmallVector<Value> ivs = base;
-    ivs[matmul.m] = laneRows[half];
-    ivs[matmul.n] = sumColumns[part][pair];
+    ivs[matmul.m] = laneRows[tile / parts][half];
+    ivs[matmul.n] = sumColumns[tile % parts][pair];
     return ivs;
   };
-  auto outInside = [&](int64_t part, int64_t half, int64_t pair) {
-    return both(rowInside[half], sumColumnInside[part][pair]);
+  auto outInside = [&](int64_t tile, int64_t half, int64_t pair) {
+    return both(rowInside[tile / parts][half],
+                sumColumnInside[tile % parts][pair]);
   };
 
   // The accumulators start from the output (its fill, or sums so far).
   SmallVector<Value> sums;
-  for (int64_t part = 0; part < kParts && epilogue && epilogue->value; ++part)
+  for (int64_t tile = 0; tile < accumulators && epilogue && epilogue->value;
+       ++tile)
     sums.push_back(
         vector::BroadcastOp::create(b, loc, sumsType, epilogue->value));
   // A copy's source has the tile's indices.
   Value start = epilogue ? epilogue->source : out.get();
-  for (int64_t part = 0; part < kParts && start; ++part) {
+  for (int64_t tile = 0; tile < accumulators && start; ++tile) {
     SmallVector<Value> elements;
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t pair = 0; pair < 2; ++pair)
         elements.push_back(linnet::loadOrZero(
             b, loc, start,
             indicesAt(b, loc, op.getMatchingIndexingMap(&out),
-                      outIvs(part, half, pair)),
-            outInside(part, half, pair)));
+                      outIvs(tile, half, pair)),
+            outInside(tile, half, pair)));
     sums.push_back(vector::FromElementsOp::create(b, loc, sumsType, elements));
   }
 
@@ -616,7 +663,7 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   // earlier op's) are done before they are written again.
   gpu::BarrierOp::create(b, loc);
   for (auto [chunk, elements] :
-       llvm::zip(chunks, steps.getRegionIterArgs().drop_front(kParts)))
+       llvm::zip(chunks, steps.getRegionIterArgs().drop_front(accumulators)))
     storeChunk(chunk, elements);
   gpu::BarrierOp::create(b, loc);
   SmallVector<Value> next;
@@ -641,14 +688,18 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   Value laneHalf = arith::DivUIOp::create(b, loc, lane, constant(16));
   Value laneOddEighth = arith::RemUIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, lane, constant(8)), constant(2));
-  SmallVector<Value> current(steps.getRegionIterArgs().take_front(kParts));
+  SmallVector<Value> current(
+      steps.getRegionIterArgs().take_front(accumulators));
   for (int64_t half = 0; half < kStageDepth / kMmaDepth; ++half) {
     Value depth = constant(kMmaDepth * half);
-    // A: matrices (rows 0-7, 8-15) x (depths 0-7, 8-15), rows first: lane
-    // l gives row l mod 16 at depth 8 (l / 16).
-    Value a =
-        loadMatrices(0, add(warpRow, laneIn16), add(depth, mul(laneHalf, 8)));
-    for (int64_t part = 0; part < kParts; part += 2) {
+    // A of each 16 rows: matrices (rows 0-7, 8-15) x (depths 0-7, 8-15),
+    // rows first: lane l gives row l mod 16 at depth 8 (l / 16).
+    SmallVector<Value> a;
+    for (int64_t fragment = 0; fragment < fragments; ++fragment)
+      a.push_back(loadMatrices(
+          0, add(add(warpRow, constant(kMmaRows * fragment)), laneIn16),
+          add(depth, mul(laneHalf, 8))));
+    for (int64_t part = 0; part < parts; part += 2) {
       // B of two parts: matrices (part, depths 0-7), (part, 8-15), (part
       // + 1, 0-7), (part + 1, 8-15): lane l gives column 8 (part + l / 16)
       // + l mod 8 at depth 8 (l / 8 mod 2).
@@ -665,9 +716,12 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
               vector::ExtractOp::create(b, loc, matrices,
                                         ArrayRef<int64_t>{2 * of + reg}),
               bFragment, ArrayRef<int64_t>{reg});
-        current[part + of] = nvgpu::MmaSyncOp::create(
-            b, loc, a, bFragment, current[part + of],
-            b.getI64ArrayAttr({kMmaRows, kMmaColumns, kMmaDepth}));
+        for (int64_t fragment = 0; fragment < fragments; ++fragment) {
+          Value &sum = current[fragment * parts + part + of];
+          sum = nvgpu::MmaSyncOp::create(
+              b, loc, a[fragment], bFragment, sum,
+              b.getI64ArrayAttr({kMmaRows, kMmaColumns, kMmaDepth}));
+        }
       }
     }
   }
@@ -675,13 +729,13 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   scf::YieldOp::create(b, loc, current);
 
   b.setInsertionPointAfter(steps);
-  for (int64_t part = 0; part < kParts; ++part)
+  for (int64_t tile = 0; tile < accumulators; ++tile)
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t pair = 0; pair < 2; ++pair) {
-        SmallVector<Value> ivs = outIvs(part, half, pair);
-        Value sum = steps.getResult(part);
+        SmallVector<Value> ivs = outIvs(tile, half, pair);
+        Value sum = steps.getResult(tile);
         scf::IfOp::create(
-            b, loc, outInside(part, half, pair),
+            b, loc, outInside(tile, half, pair),
             [&](OpBuilder &then, Location at) {
               Value element = vector::ExtractOp::create(
                   then, at, sum, ArrayRef<int64_t>{half, pair});

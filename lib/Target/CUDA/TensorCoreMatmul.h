@@ -27,8 +27,6 @@ namespace linnet {
 inline constexpr int64_t kMmaRows = 16;
 inline constexpr int64_t kMmaColumns = 8;
 inline constexpr int64_t kMmaDepth = 16;
-/// A warp's tile: one A fragment against four B fragments per step.
-inline constexpr int64_t kWarpTileColumns = 4 * kMmaColumns;
 /// Warps of a block along the rows; the rest go along the columns.
 inline constexpr int64_t kBlockRowWarps = 4;
 
@@ -56,6 +54,19 @@ struct TensorCoreMatmul {
   unsigned lhs, rhs;
 };
 
+/// How a block's warps share a product's block tile: kBlockRowWarps by
+/// `columnWarps` warps, each with `rowFragments` x 16 rows by `columnParts`
+/// x 8 columns of accumulators (as many mma.sync a 16 of the depth, from
+/// `rowFragments` A fragments and `columnParts` B fragments read from the
+/// stages).
+struct TensorCoreLayout {
+  int64_t columnWarps, rowFragments, columnParts;
+  int64_t warpRows() const { return rowFragments * kMmaRows; }
+  int64_t warpColumns() const { return columnParts * kMmaColumns; }
+  int64_t rows() const { return kBlockRowWarps * warpRows(); }
+  int64_t columns() const { return columnWarps * warpColumns(); }
+};
+
 /// `op`'s tensor-core form, on tensors or buffers; none where it has another
 /// form, where its rows are a handful (a static count below 16, or marked
 /// `linnet.few_rows`: a decode step, a warp reduction's), or where a block of
@@ -63,17 +74,30 @@ struct TensorCoreMatmul {
 std::optional<TensorCoreMatmul> matchTensorCoreMatmul(mlir::linalg::LinalgOp op,
                                                       int64_t threadsPerBlock);
 
-/// The block tile of such an op: 64 rows by 32 columns a column of warps
-/// (64 x 64 for 256 threads), 1 for the other parallel loops, the reduction
+/// The layout of such an op in a block of `threadsPerBlock` threads: warp
+/// tiles of 32 x 64 (16 mma.sync for 2 A and 8 B fragments read from shared
+/// memory, 128 x 128 a block of 256 threads) where its rows and columns may
+/// fill one (a run-time count, or a bound of at least that: a prompt's
+/// projections), 16 x 32 (4 for 1 and 4) otherwise (64 x 64: the grouped
+/// experts' tiles of 64 rows, small products).
+TensorCoreLayout tensorCoreLayout(mlir::linalg::LinalgOp op,
+                                  const TensorCoreMatmul &matmul,
+                                  int64_t threadsPerBlock);
+
+/// The block tile of such an op: its layout's rows and columns (cut to the
+/// op's static extents), 1 for the other parallel loops, the reduction
 /// whole.
 llvm::SmallVector<int64_t> tensorCoreBlockTile(mlir::linalg::LinalgOp op,
                                                const TensorCoreMatmul &matmul,
                                                int64_t threadsPerBlock);
 
-/// The workgroup buffers a block of `threadsPerBlock` threads stages its
-/// tiles of A and of B in: bf16, kStageRowElements a row of the block tile.
-std::array<mlir::MemRefType, 2> tensorCoreStageTypes(mlir::MLIRContext *context,
-                                                     int64_t threadsPerBlock);
+/// The workgroup buffers a block stages the tiles of A and of B of products
+/// of `layouts` in (one pair the products of a launch share, each ending at
+/// a barrier before the next begins): bf16, kStageRowElements a row of the
+/// largest block tile.
+std::array<mlir::MemRefType, 2>
+tensorCoreStageTypes(mlir::MLIRContext *context,
+                     llvm::ArrayRef<TensorCoreLayout> layouts);
 
 /// Where a product's sums go once its reduction ends when its output is a
 /// buffer the region allocates (the f32 tile a block would otherwise stage
@@ -101,17 +125,17 @@ matchTensorCoreEpilogue(mlir::linalg::LinalgOp product);
 
 /// Replaces `op` (on buffers) by code in a block of `threadsPerBlock`
 /// threads, `thread` this one's id, `stages` workgroup buffers of
-/// tensorCoreStageTypes: for each block tile of the output (64 rows, 32
-/// columns a column of warps), for each 32 of the reduced depth, the block
-/// copies its rows of A and B into the stages (16-byte vectors where the
-/// operand is contiguous along the depth and aligned, element by element
-/// otherwise; zero past the edges), waits at a barrier, and each warp
-/// multiplies its 16 x 32 tile's fragments from there with four
-/// `nvgpu.mma.sync` per 16 of the depth; a barrier again before the next
-/// copy. The sums stay in registers and are stored once, or, given an
-/// `epilogue`, start from its start's value or source and go through its
-/// consumer, which is erased with the start and the tile. Every thread runs the
-/// loops alike, so each barrier and mma.sync sees whole warps.
+/// tensorCoreStageTypes: for each block tile of the output (its layout's),
+/// for each 32 of the reduced depth, the block copies its rows of A and B
+/// into the stages (16-byte vectors where the operand is contiguous along
+/// the depth and aligned, element by element otherwise; zero past the
+/// edges), waits at a barrier, and each warp multiplies its tile's fragments
+/// from there with `nvgpu.mma.sync`, ldmatrix reading each fragment once a
+/// 16 of the depth; a barrier again before the next copy. The sums stay in
+/// registers and are stored once, or, given an `epilogue`, start from its
+/// start's value or source and go through its consumer, which is erased
+/// with the start and the tile. Every thread runs the loops alike, so each
+/// barrier and mma.sync sees whole warps.
 mlir::LogicalResult
 lowerToTensorCores(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp op,
                    const TensorCoreMatmul &matmul, mlir::Value thread,
