@@ -35,7 +35,10 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     (8 by default, the CPU's; a GPU's tensor cores want 64), and with
     `expert-output-tile` each tile's product is split into that many
     outputs per iteration of its forall as the per-slot form's is, so that
-    a block holds a tile of the product, not an expert's whole output.
+    a block holds a tile of the product, not an expert's whole output;
+    `expert-group-output-tile` sets that split for tiles of
+    `expert-group-rows` rows alone (a prompt's; a decode's of static
+    slots few an expert, in smaller tiles, keep `expert-output-tile`).
 
     With `expert-grouped-slots=X` a routed matmul takes the grouped form
     from X slots an expert on average (4 by default, the CPU's: a prompt;
@@ -85,6 +88,10 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     Option<"expertGroupRows", "expert-group-rows", "int64_t", "8",
            "Rows of one tile of a routed matmul's grouped form (slots "
            "sorted by expert)">,
+    Option<"expertGroupOutputTile", "expert-group-output-tile", "int64_t",
+           "0",
+           "Outputs of a grouped form's tile of expert-group-rows rows in "
+           "one iteration of its forall (0: expert-output-tile)">,
     Option<"expertGroupedSlots", "expert-grouped-slots", "double", "4",
            "Slots an expert, on average, from which a routed matmul takes "
            "the grouped form">,

@@ -856,10 +856,13 @@ struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
     }
     int64_t tileRows = groupTileRows(operands, options.groupRows);
     auto lower = [&](OpBuilder &b, Location l, bool grouped) {
-      Value result =
-          grouped ? lowerGrouped(b, l, operands, tileRows, options.outputTile,
-                                 options.parallelSort)
-                  : lowerPerSlot(b, l, operands, options.outputTile);
+      Value result = grouped ? lowerGrouped(b, l, operands, tileRows,
+                                            tileRows == options.groupRows &&
+                                                    options.groupOutputTile > 0
+                                                ? options.groupOutputTile
+                                                : options.outputTile,
+                                            options.parallelSort)
+                             : lowerPerSlot(b, l, operands, options.outputTile);
       return castIfNeeded(b, l, result, resultType);
     };
     // The grouped form pays from groupedSlotsPerExpert slots per expert:

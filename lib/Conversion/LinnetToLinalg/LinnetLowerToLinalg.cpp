@@ -55,6 +55,10 @@ struct LinnetLowerToLinalgPass
       getOperation()->emitError("expert-output-tile must be 0 or more");
       return signalPassFailure();
     }
+    if (expertGroupOutputTile < 0) {
+      getOperation()->emitError("expert-group-output-tile must be 0 or more");
+      return signalPassFailure();
+    }
     if (expertGroupRows < 1) {
       getOperation()->emitError("expert-group-rows must be at least 1");
       return signalPassFailure();
@@ -66,6 +70,7 @@ struct LinnetLowerToLinalgPass
     linnet::ExpertMatmulOptions experts;
     experts.outputTile = expertOutputTile;
     experts.groupRows = expertGroupRows;
+    experts.groupOutputTile = expertGroupOutputTile;
     experts.groupedSlotsPerExpert = expertGroupedSlots;
     experts.parallelSort = expertParallelSort;
     experts.slotLoopsInRegions = slotLoopsInRegions;

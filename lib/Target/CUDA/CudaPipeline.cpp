@@ -40,12 +40,15 @@ namespace {
 /// blocks each reading a whole expert.
 constexpr int64_t kExpertOutputTile = 64;
 
-/// Rows of a tile of a prompt's routed experts (slots sorted by expert): a
-/// tensor-core product's block of 64 rows, each expert's weights read once
-/// a 64 of its slots (8, the CPU's, filled half an mma's 16 rows and read
-/// them 8 times as often), and with kExpertOutputTile outputs a block, a
-/// tile of the product fits a block's shared memory.
-constexpr int64_t kExpertGroupRows = 64;
+/// Rows of a tile of a prompt's routed experts (slots sorted by expert),
+/// and its outputs a block: a tensor-core product's wide block tile of 128
+/// x 128 (TensorCoreLayout: 32 x 64 a warp), each expert's weights read
+/// once a 128 of its slots (8, the CPU's, filled half an mma's 16 rows and
+/// read them 16 times as often). An 8k prompt's 65536 slots are about 256
+/// an expert: two tiles, against four of 64 rows in the 64 x 64 layout,
+/// whose warps issue an ldmatrix for each 1.3 mma.sync (2.7 here).
+constexpr int64_t kExpertGroupRows = 128;
+constexpr int64_t kExpertGroupOutputTile = 128;
 
 /// Slots an expert from which the routed experts are sorted into tiles:
 /// a decode step of 16 rows (128 slots over 256 experts, about 100 of them
@@ -57,7 +60,7 @@ constexpr double kExpertGroupedSlots = 0.5;
 /// The most a fused producer's tile may take of a block's shared memory
 /// (48 KiB a block without opting in to more, for all its buffers): a
 /// decode GEMV's input row (8 KiB for 4096 bf16) joins its region, a
-/// tensor-core product's 64 rows of it (512 KiB) do not, nor do 8 rows of
+/// tensor-core product's 128 rows of it (1 MiB) do not, nor do 8 rows of
 /// a 2048-wide one (32 KiB, at Batch 8), which with their norm's f32 rows
 /// and the GEMV's own buffers took 52 KiB.
 constexpr int64_t kMaxFusedTileBytes = 24 * 1024;
@@ -118,6 +121,7 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   LinnetLowerToLinalgOptions lowering;
   lowering.expertOutputTile = kExpertOutputTile;
   lowering.expertGroupRows = kExpertGroupRows;
+  lowering.expertGroupOutputTile = kExpertGroupOutputTile;
   lowering.expertGroupedSlots = kExpertGroupedSlots;
   lowering.expertParallelSort = true;
   lowering.keepSlotProducts = true;

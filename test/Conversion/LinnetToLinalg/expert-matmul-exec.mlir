@@ -28,8 +28,8 @@
 // SPLIT: tensor.extract_slice {{.*}} [1, 2, 5] [1, 1, 1] : tensor<3x4x5xf32> to tensor<2x5xf32>
 // RUN: cat %s %S/Inputs/generators.mlir | not linnet-opt --linnet-lower-to-linalg="expert-output-tile=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: error: expert-output-tile must be 0 or more
-// With expert-group-rows=3 as well (the CUDA target's form with 64 rows and
-// 64 outputs) the grouped form sorts the slots into tiles of 3 rows, and
+// With expert-group-rows=3 as well (the CUDA target's decode form with tiles
+// of 16 rows and 64 outputs) the grouped form sorts the slots into tiles of 3 rows, and
 // each tile's product is 2 outputs an iteration, the same results:
 // RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-output-tile=2 expert-group-rows=3" \
 // RUN:   | mlir-opt %lower-to-llvm | %run-main \
@@ -40,6 +40,19 @@
 // GROUPED: tensor.extract_slice {{.*}} [1, 2, 5] [1, 1, 1] : tensor<3x4x5xf32> to tensor<2x5xf32>
 // GROUPED: tensor.extract_slice {{.*}} [3, 5] [1, 1] : tensor<?x5xf32> to tensor<3x5xf32>
 // GROUPED: linalg.generic {{.*}} ins({{.*}} : tensor<3x5xf32>, tensor<2x5xf32>) outs({{.*}} : tensor<3x2xf32>)
+// With expert-group-output-tile=2 and expert-group-rows=3 (the CUDA
+// target's form with 128 and 128: a prompt's tiles wider than a decode's)
+// only the grouped form's tiles of 3 rows take 2 outputs an iteration, the
+// products per slot all 4 of theirs, the same results:
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-group-output-tile=2 expert-group-rows=3" \
+// RUN:   | mlir-opt %lower-to-llvm | %run-main \
+// RUN:   | %refpython %S/Inputs/expert_matmul.py | FileCheck %s
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="expert-group-output-tile=2 expert-group-rows=3" \
+// RUN:   | FileCheck %s --check-prefix=GROUP-TILE
+// GROUP-TILE: scf.forall ({{.*}}) in (3, 2) shared_outs({{.*}}) -> (tensor<3x2x4xf32>)
+// GROUP-TILE: scf.forall ({{.*}}, {{.*}}) in (%{{.*}}, 2) shared_outs({{.*}}) -> (tensor<?x4xf32>)
+// RUN: cat %s %S/Inputs/generators.mlir | not linnet-opt --linnet-lower-to-linalg="expert-group-output-tile=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE-GROUP-TILE
+// NEGATIVE-GROUP-TILE: error: expert-group-output-tile must be 0 or more
 // With expert-parallel-sort (the CUDA target's) the grouped form sorts the
 // slots with parallel linalg ops, no loop over them; with
 // expert-grouped-slots=0 the static rows take that form too (3 x 2 slots

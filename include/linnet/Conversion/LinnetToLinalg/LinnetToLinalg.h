@@ -23,6 +23,10 @@ struct ExpertMatmulOptions {
   /// Rows of a tile of the grouped form (slots sorted by expert); fewer
   /// where the slots are static and few an expert (at least 16 then).
   int64_t groupRows = 8;
+  /// Outputs of a grouped form's tile of `groupRows` rows per forall
+  /// iteration (0: `outputTile`): a prompt's tiles on a GPU's tensor cores
+  /// (128 x 128), wider than a decode's, whose few slots want many blocks.
+  int64_t groupOutputTile = 0;
   /// Slots an expert, on average, from which the grouped form is taken
   /// (each expert's weights read once a tile instead of once a slot).
   double groupedSlotsPerExpert = 4;
