@@ -1,10 +1,12 @@
 // A prompt-sized product on the tensor cores in the wide layout (warp tiles
 // of 32 x 64, a block tile of 128 x 128 at 256 threads), on the emulated
 // device: x[150, 64] (a run-time row count) by w[136, 64], the sums plus
-// the column's index through the consumer from the accumulators. Both
-// block tiles are cut at the edge (rows 128-149, columns 128-135). Exact
-// integers: numpy's matmul of the same formulas gives the values checked
-// and the checksum, sum over s, n of y[s, n] ((7 s + 3 n) mod 11 + 1).
+// the column's index through the consumer from the accumulators; and the
+// same product added to sums so far (its accumulators start from them).
+// Both block tiles are cut at the edge (rows 128-149, columns 128-135).
+// Exact integers: numpy's matmul of the same formulas gives the values
+// checked and the checksums, sum over s, n of y[s, n] ((7 s + 3 n) mod 11
+// + 1).
 // RUN: linnet-opt %s --linnet-cuda-pipeline="stop-after=linalg" | FileCheck %s --check-prefix=TILES
 // RUN: linnet-opt %s --linnet-cuda-pipeline="stop-after=kernels" | FileCheck %s --check-prefix=GPU
 // RUN: linnet-opt %s --linnet-cuda-pipeline="device=emulated" | %mlir_runner | FileCheck %s
@@ -27,6 +29,13 @@
 // GPU: scf.yield
 // GPU-COUNT-64: arith.sitofp
 
+// Added to sums so far (a shared expert's down projection onto the routed
+// experts'): y2 = x w^T + r, r[s, n] = (2 s + n) mod 13 - 6, its tile a
+// copy of r that the accumulators start from.
+// GPU-LABEL: gpu.func @accumulate_1_generic
+// GPU-SAME: workgroup(%{{.*}} : memref<5120xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<5120xbf16, #gpu.address_space<workgroup>>)
+// GPU-COUNT-64: memref.load %{{.*}} : memref<?x?xf32, strided<[136, 1], offset: ?>>
+
 // CHECK: 8261806
 // CHECK-NEXT: 12
 // CHECK-NEXT: 123
@@ -36,6 +45,11 @@
 // CHECK-NEXT: 136
 // CHECK-NEXT: 125
 // CHECK-NEXT: 62
+// CHECK-NEXT: -334
+// CHECK-NEXT: 6
+// CHECK-NEXT: -14
+// CHECK-NEXT: -8
+// CHECK-NEXT: -3
 
 #sk = affine_map<(s, k) -> (s, k)>
 #x = affine_map<(s, n, k) -> (s, k)>
@@ -116,6 +130,57 @@ func.func @project(%x: tensor<?x64xbf16>, %w: tensor<136x64xbf16>) -> tensor<?x1
   return %y : tensor<?x136xf32>
 }
 
+// r[s, n] = (2 s + n) mod 13 - 6
+func.func @so_far(%e: tensor<?x136xf32>) -> tensor<?x136xf32> {
+  %r = linalg.generic {indexing_maps = [#sn], iterator_types = ["parallel", "parallel"]}
+      outs(%e : tensor<?x136xf32>) {
+  ^bb0(%o: f32):
+    %s = linalg.index 0 : index
+    %n = linalg.index 1 : index
+    %c2 = arith.constant 2 : index
+    %c6 = arith.constant 6 : index
+    %c13 = arith.constant 13 : index
+    %s2 = arith.muli %s, %c2 : index
+    %t = arith.addi %s2, %n : index
+    %m = arith.remui %t, %c13 : index
+    %c = arith.subi %m, %c6 : index
+    %ci = arith.index_cast %c : index to i32
+    %cf = arith.sitofp %ci : i32 to f32
+    linalg.yield %cf : f32
+  } -> tensor<?x136xf32>
+  return %r : tensor<?x136xf32>
+}
+
+// y2[s, n] = r[s, n] + sum_k x[s, k] w[n, k], widened to f64
+func.func @accumulate(%x: tensor<?x64xbf16>, %w: tensor<136x64xbf16>, %r: tensor<?x136xf32>) -> tensor<?x136xf64> {
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  %sums = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x64xbf16>, tensor<136x64xbf16>) outs(%r : tensor<?x136xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %o: f32):
+    %af = arith.extf %a : bf16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x136xf32>
+  %e = tensor.empty(%rows) : tensor<?x136xf64>
+  %y = linalg.generic {indexing_maps = [#sn, #sn], iterator_types = ["parallel", "parallel"]}
+      ins(%sums : tensor<?x136xf32>) outs(%e : tensor<?x136xf64>) {
+  ^bb0(%v: f32, %o: f64):
+    %t = arith.extf %v : f32 to f64
+    linalg.yield %t : f64
+  } -> tensor<?x136xf64>
+  return %y : tensor<?x136xf64>
+}
+
+func.func @print64(%y: tensor<?x136xf64>, %s: index, %n: index) {
+  %v = tensor.extract %y[%s, %n] : tensor<?x136xf64>
+  %i = arith.fptosi %v : f64 to i64
+  vector.print %i : i64
+  return
+}
+
 func.func @print(%y: tensor<?x136xf32>, %s: index, %n: index) {
   %v = tensor.extract %y[%s, %n] : tensor<?x136xf32>
   vector.print %v : f32
@@ -171,5 +236,31 @@ func.func @main() {
   func.call @print(%y, %c140, %c130) : (tensor<?x136xf32>, index, index) -> ()
   func.call @print(%y, %c5, %c131) : (tensor<?x136xf32>, index, index) -> ()
   func.call @print(%y, %c131, %c64) : (tensor<?x136xf32>, index, index) -> ()
+
+  %er = tensor.empty(%c150) : tensor<?x136xf32>
+  %r = func.call @so_far(%er) : (tensor<?x136xf32>) -> tensor<?x136xf32>
+  %y2 = func.call @accumulate(%x, %w, %r) : (tensor<?x64xbf16>, tensor<136x64xbf16>, tensor<?x136xf32>) -> tensor<?x136xf64>
+  %sum2 = scf.for %s = %c0 to %c150 step %c1 iter_args(%a = %zero) -> (i64) {
+    %row = scf.for %n = %c0 to %c136 step %c1 iter_args(%b = %a) -> (i64) {
+      %v = tensor.extract %y2[%s, %n] : tensor<?x136xf64>
+      %vi = arith.fptosi %v : f64 to i64
+      %s7 = arith.muli %s, %c7 : index
+      %n3 = arith.muli %n, %c3 : index
+      %t = arith.addi %s7, %n3 : index
+      %m = arith.remui %t, %c11 : index
+      %m1 = arith.addi %m, %c1 : index
+      %mi = arith.index_cast %m1 : index to i64
+      %p = arith.muli %vi, %mi : i64
+      %next = arith.addi %b, %p : i64
+      scf.yield %next : i64
+    }
+    scf.yield %row : i64
+  }
+  vector.print %sum2 : i64
+  func.call @print64(%y2, %c0, %c0) : (tensor<?x136xf64>, index, index) -> ()
+  func.call @print64(%y2, %c149, %c135) : (tensor<?x136xf64>, index, index) -> ()
+  func.call @print64(%y2, %c128, %c128) : (tensor<?x136xf64>, index, index) -> ()
+  %c77 = arith.constant 77 : index
+  func.call @print64(%y2, %c77, %c131) : (tensor<?x136xf64>, index, index) -> ()
   return
 }
