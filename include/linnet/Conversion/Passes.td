@@ -68,10 +68,10 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     product of two bf16 operands, for a GPU's tensor cores (the block sums
     add the rounded weights).
 
-    With `keep-sequence-scans` a delta rule over a run-time number of
-    tokens (a prompt's) is left as it is, for a target that runs its scan
-    with code of its own (the CUDA target's warp scan, in its kernel's
-    threads, after bufferization).
+    With `keep-sequence-scans` every delta rule (a prompt's scan over a
+    run-time number of tokens, a decode step's of one) is left as it is,
+    for a target that runs its scan with code of its own (the CUDA target's
+    warp scan, in its kernel's threads, after bufferization).
   }];
   let options = [
     Option<"attentionKeyBlock", "attention-key-block", "int64_t", "256",
@@ -103,7 +103,7 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     Option<"slotLoopsInRegions", "slot-loops-in-regions", "bool", "false",
            "Lower a routed matmul inside a region as loops over its slots">,
     Option<"keepSequenceScans", "keep-sequence-scans", "bool", "false",
-           "Leave a delta rule over a run-time number of tokens">,
+           "Leave every delta rule for the target's own scan">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

@@ -3,7 +3,7 @@
 // The pass that replaces every linnet operation (or, with keep-tileable, every
 // one that is not tiled as an op; with keep-slot-products, every one but a
 // decode's routed products of a row per slot; with keep-sequence-scans, every
-// one but a prompt's delta rule) by linalg/tensor/scf loop nests on tensors,
+// one but the delta rules) by linalg/tensor/scf loop nests on tensors,
 // and the populate entry point that gathers the patterns of each op family.
 //
 //===----------------------------------------------------------------------===//
@@ -78,9 +78,8 @@ struct LinnetLowerToLinalgPass
     ConversionTarget target(*context);
     target.addDynamicallyLegalDialect<linnet::LinnetDialect>(
         [&](Operation *op) {
-          auto scan = dyn_cast<linnet::DeltaRuleOp>(op);
           return (keepTileable && isa<TilingInterface>(op)) ||
-                 (keepSequenceScans && scan && scan.hasRunTimeLength()) ||
+                 (keepSequenceScans && isa<linnet::DeltaRuleOp>(op)) ||
                  (keepSlotProducts && linnet::lowering::isFusibleSlotProduct(
                                           op, experts.groupedSlotsPerExpert));
         });

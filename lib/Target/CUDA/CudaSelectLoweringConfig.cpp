@@ -49,30 +49,26 @@ SmallVector<int64_t> blockTile(linalg::LinalgOp op, int64_t threads) {
   return tile;
 }
 
-/// The block tile of an op tiled as an op, where every operand has a static
-/// shape (a decode step's: a tile of a dynamic extent would need buffers of
-/// no bound in the block): a row and a head of attention or of the delta
-/// rule (a head's scan, its state and its keys, is one block's work, as on
-/// the CPU a thread's); and a prompt's delta rule, a value column a warp
-/// (its lowering keeps it an op, which the block runs as a warp scan and
-/// which needs no buffer of its own). None for other ops.
+/// The block tile of an op tiled as an op: the delta rule's, a prompt's or
+/// a decode step's, a value column a warp (its lowering keeps it an op,
+/// which the block runs as a warp scan and which needs no buffer of its
+/// own: a decode step's 32 heads of 128 columns are 512 blocks, each moving
+/// 8 columns of state, not 32 each moving a head's 128 KiB); attention's,
+/// where every operand has a static shape (a decode step's: a tile of a
+/// dynamic extent would need buffers of no bound in the block), a row and a
+/// head. None for other ops.
 std::optional<SmallVector<int64_t>> specialOpTile(Operation *op,
                                                   int64_t threadsPerBlock) {
   bool staticShapes = llvm::all_of(op->getOperandTypes(), [](Type type) {
     auto shaped = dyn_cast<ShapedType>(type);
     return !shaped || shaped.hasStaticShape();
   });
-  // A prompt's scan: a value column a warp (linnet-cuda-map-dispatch-
-  // regions runs it as a warp scan), a row and a head's columns a block.
-  if (auto scan = dyn_cast<linnet::DeltaRuleOp>(op);
-      scan && scan.hasRunTimeLength())
-    return SmallVector<int64_t>{1, 1, threadsPerBlock / linnet::kWarpSize};
-  if (!staticShapes)
-    return std::nullopt;
-  if (isa<linnet::AttentionOp>(op))
-    return SmallVector<int64_t>{1, 1};
+  // A scan: a value column a warp (linnet-cuda-map-dispatch-regions runs
+  // it as a warp scan), a row and a head's columns a block.
   if (isa<linnet::DeltaRuleOp>(op))
-    return SmallVector<int64_t>{1, 1, 0};
+    return SmallVector<int64_t>{1, 1, threadsPerBlock / linnet::kWarpSize};
+  if (staticShapes && isa<linnet::AttentionOp>(op))
+    return SmallVector<int64_t>{1, 1};
   return std::nullopt;
 }
 

@@ -1,15 +1,15 @@
 // With keep-sequence-scans (the CUDA target's), linnet-lower-to-linalg
-// leaves a delta rule over a run-time number of tokens (a prompt's) for the
-// target's warp scan and lowers one of a static length (a decode step's);
-// without, it lowers both.
+// leaves every delta rule, over a run-time number of tokens (a prompt's) or
+// a static one (a decode step's), for the target's warp scan; without, it
+// lowers both.
 // RUN: linnet-opt %s --linnet-lower-to-linalg="keep-sequence-scans=true" | FileCheck %s
 // RUN: linnet-opt %s --linnet-lower-to-linalg | FileCheck %s --check-prefix=ALL
 
 // CHECK-LABEL: func.func @prompt
 // CHECK: linnet.delta_rule {{.*}} -> (tensor<1x?x2x3xf32>, tensor<1x2x3x3xf32>)
 // CHECK-LABEL: func.func @step
-// CHECK-NOT: linnet.delta_rule
-// CHECK: scf.for
+// CHECK: linnet.delta_rule {{.*}} -> (tensor<1x1x2x3xf32>, tensor<1x2x3x3xf32>)
+// CHECK-NOT: scf.for
 // ALL-LABEL: func.func @prompt
 // ALL-NOT: linnet.delta_rule
 // ALL-LABEL: func.func @step

@@ -108,7 +108,7 @@ def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [
     result is the state after the last step.
 
     On tensors the op is pure and has the two results. Bufferized (the CUDA
-    target keeps a prompt's scan an op until a kernel's threads run it:
+    target keeps a scan an op until a kernel's threads run it:
     `linnet-lower-to-linalg{keep-sequence-scans}`) its operands are buffers
     of the same shapes, it has no results, writes `output_init` and updates
     `initial` in place.
@@ -145,12 +145,6 @@ def Linnet_DeltaRuleOp : Linnet_Op<"delta_rule", [
     /// The results of the op on tensors.
     ::mlir::Value getOutput() { return getResults()[0]; }
     ::mlir::Value getFinalState() { return getResults()[1]; }
-    /// Whether the number of tokens is known only at run time (a prompt's
-    /// scan, not a decode step's).
-    bool hasRunTimeLength() {
-      return ::mlir::ShapedType::isDynamic(
-          ::mlir::cast<::mlir::ShapedType>(getQuery().getType()).getDimSize(1));
-    }
   }];
   let hasVerifier = 1;
 }
