@@ -5,13 +5,14 @@
 #   tools/scripts/device-check.sh [--tiny-only] [DIR]
 #       builds into DIR (default build/device-check) and packs it into
 #       DIR.tar.gz (under the 64 MiB a device call carries; unpacked there):
-#       - tiny/one, tiny/two, tiny/three: GPU binaries (`linnet build
-#         --target cuda`) of three tiny configurations (f32, Batch 2; f32,
-#         Batch 3 with two layer groups, per-expert tensors and odd widths;
-#         bf16, Batch 2, whose prompts multiply on the tensor cores from
-#         tiles staged in shared memory), their checkpoints, a script of
-#         entry calls each, and the logits of that script on the binary's
-#         emulated device, computed here;
+#       - tiny/one ... tiny/four: GPU binaries (`linnet build --target
+#         cuda`) of four tiny configurations (f32, Batch 2; f32, Batch 3
+#         with two layer groups, per-expert tensors and odd widths; bf16,
+#         Batch 2, whose prompts multiply on the tensor cores from tiles
+#         staged in shared memory; bf16, Batch 1, hidden 256, a prompt of
+#         150 tokens: the wide tensor-core layout), their checkpoints, a
+#         script of entry calls each, and the logits of that script on the
+#         binary's emulated device, computed here;
 #       - full/model-b1, -b8, -b64: the full-size model (Qwen3.6-35B-A3B,
 #         bf16) for 1, 8 and 64 slots of 9216 tokens, run with
 #         `--random-weights` there (its 70 GB of weights cannot travel);
@@ -63,6 +64,16 @@ tiny two 3 '{"calls": [{"entry": "forward", "tokens": [[1,2,3,4,5,6],[11,12,13,1
 tiny three 2 '{"calls": [{"entry": "prefill", "tokens": [[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20],[21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40]], "pos": 0}, {"entry": "decode", "tokens": [[4],[7]], "pos": 20}, {"entry": "forward", "tokens": [[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18]]}]}' \
   --seed 5 --groups 1 --dtype bf16
 echo 5e-2 > "$out/tiny/three/tolerance"
+# bf16 and wide enough (hidden 256, projections of 512 outputs, experts of
+# 128 inner, a prompt of 150 tokens) that the prompt's products take the
+# tensor cores' wide layout (block tiles of 128 x 128, warps of 32 x 64)
+# and its routed experts tiles of 128 sorted rows: the layout the full size
+# prefills with, checked here against the emulated device.
+tiny four 1 "{\"calls\": [{\"entry\": \"prefill\", \"tokens\": [[$(seq -s, 1 150)]], \"pos\": 0}, {\"entry\": \"decode\", \"tokens\": [[7]], \"pos\": 150}]}" \
+  --seed 9 --groups 1 --dtype bf16 --vocab 256 --hidden 256 --heads 4 --kv-heads 2 --head-dim 64 \
+  --key-heads 2 --value-heads 4 --key-dim 64 --value-dim 64 --experts 8 --topk 2 \
+  --expert-inner 128 --shared-inner 128 --max-seq 256
+echo 5e-2 > "$out/tiny/four/tolerance"
 
 if [ "$tiny_only" -eq 0 ]; then
   for batch in 1 8 64; do

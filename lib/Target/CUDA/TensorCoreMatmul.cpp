@@ -2,13 +2,15 @@
 //
 // A block tile of a product, 32 of the reduced depth at a time: the block
 // copies its rows of A and B into two stages in shared memory, then each
-// warp takes its 16 x 32 tile's fragments from there with ldmatrix (the
-// layout of PTX's mma.m16n8k16: lane l holds rows l / 4 and l / 4 + 8,
-// depths 2 (l % 4) + {0, 1, 8, 9}, columns l / 4 of B and 2 (l % 4) +
-// {0, 1} of the accumulators) and runs four mma.sync against one A
-// fragment per 16 of the depth. Elements past the product's edges are
-// staged as zero and not stored, so every lane of a warp runs every
-// mma.sync, and every thread of the block every barrier.
+// warp takes its tile's fragments from there with ldmatrix (the layout of
+// PTX's mma.m16n8k16: lane l holds rows l / 4 and l / 4 + 8, depths
+// 2 (l % 4) + {0, 1, 8, 9}, columns l / 4 of B and 2 (l % 4) + {0, 1} of
+// the accumulators) and runs an mma.sync for each pair of its A and B
+// fragments per 16 of the depth (2 x 8 in a 32 x 64 warp tile, 1 x 4 in a
+// 16 x 32 one). Elements past the product's edges are staged as zero and
+// not stored, so every lane of a warp runs every mma.sync, and every
+// thread of the block every barrier. The sums are stored from the
+// accumulators, or go through the op that reads them there.
 //
 //===----------------------------------------------------------------------===//
 

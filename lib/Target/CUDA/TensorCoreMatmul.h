@@ -2,9 +2,9 @@
 //
 // A prefill's projections multiply a matrix of tokens by a weight matrix,
 // bf16 in and f32 sums. On a GPU those belong to the tensor cores: here a
-// warp computes 16 x 32 tiles of the product with `mma.sync` m16n8k16
-// (nvgpu.mma.sync: each lane holds a fixed fragment of A, B and the
-// accumulators; MLIR22_NOTES.md "Tensor cores"), where one thread per
+// warp computes 32 x 64 (or 16 x 32) tiles of the product with `mma.sync`
+// m16n8k16 (nvgpu.mma.sync: each lane holds a fixed fragment of A, B and
+// the accumulators; MLIR22_NOTES.md "Tensor cores"), where one thread per
 // output would run the CUDA cores at a small part of their peak. A block
 // stages its tiles of A and B in workgroup memory, 32 of the depth at a
 // time, read from global memory in coalesced 16-byte vectors: each element
