@@ -335,9 +335,8 @@ bool widensReductionTile(tensor::ExtractSliceOp slice, OpResult result,
 /// Whether the tile `slice` takes of `producer`'s result stays in registers
 /// (kResultInRegistersName): the producer is so marked and one op of
 /// parallel loops reads the tile, once, through a permutation, and no other
-/// such tile; or the
-/// producer is a constant fill and the tile is the output of such a
-/// product.
+/// such tile; or the producer is a constant fill and the tile is the output
+/// of such a product.
 bool keptInRegisters(tensor::ExtractSliceOp slice, linalg::LinalgOp producer) {
   auto marked = [](Operation *op) {
     return op->hasAttr(linnet::codegen::kResultInRegistersName);

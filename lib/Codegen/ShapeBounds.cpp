@@ -9,21 +9,26 @@ using namespace mlir;
 
 namespace linnet::codegen {
 
+std::optional<int64_t> boundedSize(Value value, int64_t dim) {
+  int64_t size = cast<ShapedType>(value.getType()).getDimSize(dim);
+  if (!ShapedType::isDynamic(size))
+    return size;
+  FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::UB, ValueBoundsConstraintSet::Variable(value, dim),
+      /*stopCondition=*/nullptr, /*closedUB=*/true);
+  if (failed(bound) || *bound < 0)
+    return std::nullopt;
+  return *bound;
+}
+
 std::optional<int64_t> boundedElementCount(Value value) {
-  auto type = cast<ShapedType>(value.getType());
   int64_t elements = 1;
-  for (auto [d, size] : llvm::enumerate(type.getShape())) {
-    int64_t extent = size;
-    if (ShapedType::isDynamic(size)) {
-      FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-          presburger::BoundType::UB,
-          ValueBoundsConstraintSet::Variable(value, int64_t(d)),
-          /*stopCondition=*/nullptr, /*closedUB=*/true);
-      if (failed(bound) || *bound < 0)
-        return std::nullopt;
-      extent = *bound;
-    }
-    elements *= extent;
+  for (int64_t d = 0, rank = cast<ShapedType>(value.getType()).getRank();
+       d < rank; ++d) {
+    std::optional<int64_t> extent = boundedSize(value, d);
+    if (!extent)
+      return std::nullopt;
+    elements *= *extent;
   }
   return elements;
 }

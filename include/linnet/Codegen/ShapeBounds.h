@@ -15,6 +15,11 @@
 
 namespace linnet::codegen {
 
+/// The most dimension `dim` of the shaped `value` can be: its static size,
+/// else its constant upper bound (ValueBoundsConstraintSet); none where it
+/// has no constant bound.
+std::optional<int64_t> boundedSize(mlir::Value value, int64_t dim);
+
 /// The most elements the shaped `value` (a tensor or a buffer) can hold:
 /// each dynamic size at its constant upper bound (ValueBoundsConstraintSet);
 /// none where a size has no constant bound.

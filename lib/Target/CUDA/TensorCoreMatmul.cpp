@@ -16,7 +16,9 @@
 
 #include "TensorCoreMatmul.h"
 
+#include "HostBuffers.h"
 #include "WarpReduction.h"
+#include "linnet/Codegen/ShapeBounds.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,8 +30,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ValueBoundsOpInterface.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 
@@ -167,22 +167,13 @@ bool mayReach(linalg::LinalgOp op, unsigned d, int64_t size) {
       auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
       if (!dim || dim.getPosition() != d)
         continue;
-      FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-          presburger::BoundType::UB,
-          ValueBoundsConstraintSet::Variable(operand.get(), int64_t(r)),
-          /*stopCondition=*/nullptr, /*closedUB=*/true);
-      if (succeeded(bound) && *bound < size)
+      std::optional<int64_t> bound =
+          codegen::boundedSize(operand.get(), int64_t(r));
+      if (bound && *bound < size)
         return false;
     }
   }
   return true;
-}
-
-/// The buffer `view` is a view of (itself if none).
-Value viewedBuffer(Value view) {
-  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
-    view = viewLike.getViewSource();
-  return view;
 }
 
 /// Whether an op strictly between `first` and `last` (of one block, or
@@ -193,9 +184,8 @@ Value viewedBuffer(Value view) {
 bool touchedBetween(Operation *first, Operation *last, ArrayRef<Value> reads,
                     ArrayRef<Value> writes) {
   auto among = [](Value value, ArrayRef<Value> buffers) {
-    return llvm::any_of(buffers, [&](Value buffer) {
-      return viewedBuffer(buffer) == viewedBuffer(value);
-    });
+    return llvm::any_of(
+        buffers, [&](Value buffer) { return rootOf(buffer) == rootOf(value); });
   };
   for (Operation *op = first->getNextNode(); op && op != last;
        op = op->getNextNode()) {
@@ -295,7 +285,7 @@ matchTensorCoreEpilogue(linalg::LinalgOp product) {
   // read its inputs (or the sums' start).
   for (OpOperand &init : consumer.getDpsInitsMutable())
     for (Value input : read)
-      if (viewedBuffer(init.get()) == viewedBuffer(input))
+      if (rootOf(init.get()) == rootOf(input))
         return std::nullopt;
   return TensorCoreEpilogue{start, value, source, consumer, *operand};
 }
