@@ -712,9 +712,19 @@ Value slotProduct(OpBuilder &b, Location loc, const Operands &o, Value r,
                                   projection(context, 2, {1}),
                                   projection(context, 2, {0})},
                                  1);
-  Value rounded = roundTensor(b, loc, sums, o.elementType);
-  Value zeros = createFilled(b, loc, {outSize}, o.elementType, 0.0);
-  return arith::SelectOp::create(b, loc, valid, rounded, zeros);
+  // Rounded and zeroed in one op: a select of two whole tensors would leave
+  // bufferization two buffers to choose from for the one slice it lands in.
+  Value init = createEmpty(b, loc, {outSize}, o.elementType);
+  AffineMap identity = b.getMultiDimIdentityMap(1);
+  return createGeneric(
+             b, loc, sums, init, {identity, identity}, iterators(1),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value rounded = roundFromF32(nb, nloc, args[0], o.elementType);
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   zeroUnless(nb, nloc, valid, rounded, o.elementType));
+             })
+      .getResult(0);
 }
 
 /// The form with one matrix-vector product per slot (see the file comment),
