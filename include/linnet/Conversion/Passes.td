@@ -21,7 +21,10 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     scan of `linnet.delta_rule`, and one over blocks of
     `attention-key-block` keys for `linnet.attention` (flash-style: an
     online softmax that rescales the earlier blocks' sums, so its scores
-    take a block of keys per query instead of the whole cache). Afterwards
+    take a block of keys per query instead of the whole cache;
+    `attention-prompt-key-block` sets the block where there are several
+    queries, a prompt's, whose every block rescales all their sums).
+    Afterwards
     no linnet operation is left; the pass fails if one cannot be lowered.
 
     With `expert-output-tile=N` a routed matmul with a product per slot
@@ -76,6 +79,10 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
   let options = [
     Option<"attentionKeyBlock", "attention-key-block", "int64_t", "256",
            "Keys per block of attention's online softmax">,
+    Option<"attentionPromptKeyBlock", "attention-prompt-key-block",
+           "int64_t", "0",
+           "Keys per block where attention has several queries (a "
+           "prompt's); 0: attention-key-block">,
     Option<"attentionRoundedWeights", "attention-rounded-weights", "bool",
            "false",
            "Round a prompt's attention weights to the values' element type "

@@ -101,6 +101,7 @@ Value attendedKeyCount(OpBuilder &b, Location loc, Value largest,
 struct AttentionLowering : OpRewritePattern<AttentionOp> {
   AttentionLowering(MLIRContext *context, const AttentionOptions &options)
       : OpRewritePattern(context), keyBlock(options.keyBlock),
+        promptKeyBlock(options.promptKeyBlock),
         roundedWeights(options.roundedWeights) {}
 
   LogicalResult matchAndRewrite(AttentionOp op,
@@ -137,6 +138,8 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
     // Whether a block of keys may skip the queries before it: not where there
     // is one query (a decode step's, whose buffers keep static sizes).
     bool skipQueries = !isConstantIntValue(querySizes[2], 1);
+    int64_t keysPerBlock =
+        skipQueries && promptKeyBlock ? promptKeyBlock : keyBlock;
     // A prompt's weights in the values' type (bf16) with `roundedWeights`:
     // their product with the values then takes two bf16 operands (a GPU's
     // tensor cores); the block sums add the rounded weights, so that the
@@ -160,10 +163,10 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
       return SmallVector<AffineMap>(count, map(4, {B, H, G, S}));
     };
 
-    // The keys in blocks of `keyBlock`, the softmax kept online: each block
+    // The keys in blocks of `keysPerBlock`, the softmax kept online: each block
     // rescales what the earlier ones summed by exp(oldMax - newMax).
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value step = arith::ConstantIndexOp::create(rewriter, loc, keyBlock);
+    Value step = arith::ConstantIndexOp::create(rewriter, loc, keysPerBlock);
     Value initialMax = createFilled(rewriter, loc, rowSizes, f32, negInf);
     Value initialSum = createFilled(rewriter, loc, rowSizes, f32, 0.0);
     Value initialAcc = createFilled(rewriter, loc, outSizes, f32, 0.0);
@@ -237,7 +240,7 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
           Value count = affine::AffineMinOp::create(
               b, nloc,
               AffineMap::get(0, 2,
-                             {b.getAffineConstantExpr(keyBlock), keysLeft},
+                             {b.getAffineConstantExpr(keysPerBlock), keysLeft},
                              b.getContext()),
               ValueRange{keyCount, first});
           auto block = [&](Value tensor) {
@@ -453,6 +456,7 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
 
 private:
   int64_t keyBlock;
+  int64_t promptKeyBlock;
   bool roundedWeights;
 };
 

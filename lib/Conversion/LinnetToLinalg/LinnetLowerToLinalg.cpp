@@ -51,6 +51,10 @@ struct LinnetLowerToLinalgPass
       getOperation()->emitError("attention-key-block must be at least 1");
       return signalPassFailure();
     }
+    if (attentionPromptKeyBlock < 0) {
+      getOperation()->emitError("attention-prompt-key-block must be 0 or more");
+      return signalPassFailure();
+    }
     if (expertOutputTile < 0) {
       getOperation()->emitError("expert-output-tile must be 0 or more");
       return signalPassFailure();
@@ -87,6 +91,7 @@ struct LinnetLowerToLinalgPass
     RewritePatternSet patterns(context);
     linnet::AttentionOptions attention;
     attention.keyBlock = attentionKeyBlock;
+    attention.promptKeyBlock = attentionPromptKeyBlock;
     attention.roundedWeights = attentionRoundedWeights;
     linnet::populateLinnetToLinalgPatterns(patterns, attention, experts);
     if (failed(applyPartialConversion(getOperation(), target,

@@ -131,6 +131,7 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   // A prompt's attention weights in bf16, so that their product with the
   // values takes the tensor cores.
   lowering.attentionRoundedWeights = true;
+  lowering.attentionPromptKeyBlock = options.attentionPromptKeyBlock;
   funcPm.addPass(createLinnetLowerToLinalg(lowering));
   addCleanup(funcPm);
   // Their reshapes of unit axes (a mixture of experts' sum back to [B, S,
@@ -272,6 +273,11 @@ struct CudaPipelineCliOptions
       llvm::cl::desc("With device=emulated: allocate through the runtime's "
                      "checked functions instead of malloc"),
       llvm::cl::init(false)};
+  Option<int64_t> attentionPromptKeyBlock{
+      *this, "attention-prompt-key-block",
+      llvm::cl::desc("Keys per block of a prompt's attention (online "
+                     "softmax)"),
+      llvm::cl::init(1024)};
   Option<bool> chainLaunches{
       *this, "chain-launches",
       llvm::cl::desc("Make consecutive dependent launches one chained "
@@ -322,6 +328,7 @@ void registerCudaPipelines() {
         options.emulated = cli.device == "emulated";
         options.runtimeAllocation = cli.runtimeAllocation;
         options.chainLaunches = cli.chainLaunches;
+        options.attentionPromptKeyBlock = cli.attentionPromptKeyBlock;
         if (!cli.toolkit.empty())
           options.toolkit = cli.toolkit;
         CudaStage stage = CudaStage::Binary;

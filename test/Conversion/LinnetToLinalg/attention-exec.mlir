@@ -17,6 +17,11 @@
 // RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="attention-key-block=1" \
 // RUN:   | mlir-opt %lower-to-llvm-openmp | %run-main-openmp \
 // RUN:   | %refpython %S/Inputs/attention.py | FileCheck %s
+// The prompt's blocks set apart (attention-prompt-key-block; its 3 queries
+// make it a prompt), as the CUDA target sets them:
+// RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-lower-to-linalg="attention-key-block=256 attention-prompt-key-block=2" \
+// RUN:   | mlir-opt %lower-to-llvm | %run-main \
+// RUN:   | %refpython %S/Inputs/attention.py | FileCheck %s
 // RUN: cat %s %S/Inputs/generators.mlir | not linnet-opt --linnet-lower-to-linalg="attention-key-block=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // BLOCK: error: attention-key-block must be at least 1
 // Tiled as an op by the CPU pipeline (the configurations pinned on the ops:

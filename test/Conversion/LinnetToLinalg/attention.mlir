@@ -14,6 +14,20 @@
 // rounded to the values' bf16, summed as they are and multiplied by the
 // values as two bf16 operands (a tensor-core product).
 // RUN: linnet-opt %s --linnet-lower-to-linalg="attention-key-block=2 attention-rounded-weights" | FileCheck %s --check-prefix=ROUNDED
+// attention-prompt-key-block sets the block where there are several queries
+// (a prompt's; the CUDA target's 1024) and leaves a decode step's one query
+// at attention-key-block:
+// RUN: linnet-opt %s --linnet-lower-to-linalg="attention-key-block=2 attention-prompt-key-block=3" | FileCheck %s --check-prefix=PROMPT
+// PROMPT-DAG: #[[PROMPTBLOCK:.*]] = affine_map<()[s0, s1] -> (3, s0 - s1)>
+// PROMPT-DAG: #[[DECODEBLOCK:.*]] = affine_map<()[s0, s1] -> (2, s0 - s1)>
+// PROMPT-LABEL: func.func @attention(
+// PROMPT: scf.for %[[FIRST:.*]] = %{{.*}} to %{{.*}} step %c3
+// PROMPT: affine.min #[[PROMPTBLOCK]]()[%{{.*}}, %[[FIRST]]]
+// PROMPT-LABEL: func.func @attention_decode(
+// PROMPT: scf.for %[[FIRST:.*]] = %{{.*}} to %{{.*}} step %c2
+// PROMPT: affine.min #[[DECODEBLOCK]]()[%{{.*}}, %[[FIRST]]]
+// RUN: not linnet-opt %s --linnet-lower-to-linalg="attention-prompt-key-block=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// NEGATIVE: error: attention-prompt-key-block must be 0 or more
 // ROUNDED-LABEL: func.func @attention(
 // ROUNDED: %[[WEIGHTS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x2x2x?x?xbf16>)
 // ROUNDED: math.exp
@@ -111,4 +125,16 @@ func.func @attention_dynamic(%q: tensor<?x?x?x64xf32>, %k: tensor<?x2x?x64xf32>,
       : (tensor<?x?x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>,
          tensor<?xi32>, f32) -> tensor<?x?x?x64xf32>
   return %0 : tensor<?x?x?x64xf32>
+}
+
+// A decode step's one query a row (and the keys of a cache).
+// CHECK-LABEL: func.func @attention_decode
+func.func @attention_decode(%q: tensor<1x4x1x8xbf16>, %k: tensor<1x2x5x8xbf16>,
+                            %v: tensor<1x2x5x6xbf16>, %offset: tensor<1xi32>,
+                            %scale: f32) -> tensor<1x4x1x6xbf16> {
+  // CHECK-NOT: linnet.
+  %0 = linnet.attention %q, %k, %v, %offset, %scale
+      : (tensor<1x4x1x8xbf16>, tensor<1x2x5x8xbf16>, tensor<1x2x5x6xbf16>,
+         tensor<1xi32>, f32) -> tensor<1x4x1x6xbf16>
+  return %0 : tensor<1x4x1x6xbf16>
 }

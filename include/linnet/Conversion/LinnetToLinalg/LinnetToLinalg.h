@@ -43,6 +43,10 @@ struct AttentionOptions {
   /// Keys a block (its scores take that many keys of memory per query, not
   /// the whole cache).
   int64_t keyBlock = 256;
+  /// Keys a block where the op has several queries (a prompt's), 0 for
+  /// `keyBlock`: each block rescales the sums of every query it sees, so
+  /// fewer, larger blocks read and write them fewer times.
+  int64_t promptKeyBlock = 0;
   /// Round a prompt's weights (the softmax's numerators) to the values'
   /// element type before they multiply the values, as HF rounds its softmax
   /// to the activations' type: a product of two bf16 operands, which a

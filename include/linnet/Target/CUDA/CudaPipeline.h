@@ -67,6 +67,17 @@ struct CudaPipelineOptions {
   /// Make consecutive dependent launches one chained kernel whose phases
   /// are separated by grid waits (linnet-cuda-chain-launches).
   bool chainLaunches = true;
+  /// Keys a block of a prompt's attention (its online softmax): a block
+  /// reads and writes the f32 sums of every query that sees it (16 heads x
+  /// 256 a query, 16 KiB) and launches 6 kernels, and computes the scores
+  /// above the diagonal across its own width. An 8k prompt's layer on
+  /// paper: at 256 keys 32 blocks move 4.4 GB of sums and launch 192
+  /// kernels; at 1024, 8 blocks move 1.2 GB and launch 48, for 50M more
+  /// scores above the diagonal (0.9 GB, each written and read in f32 and
+  /// bf16). Its scores take 16 x 1024 f32 a query (512 MiB at 8k; all keys
+  /// at once, 4 GiB). A decode step's block stays 256 (its scores in a
+  /// block's shared memory).
+  int64_t attentionPromptKeyBlock = 1024;
 };
 
 /// Adds the CUDA pipeline to `pm` (anchored on `builtin.module`) up to and
