@@ -14,6 +14,7 @@
 #include "linnet/Codegen/Passes.h"
 #include "linnet/Codegen/ShapeBounds.h"
 #include "linnet/Codegen/SliceOfView.h"
+#include "linnet/Codegen/UniformValue.h"
 #include "linnet/Codegen/UnitAxes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -38,23 +39,16 @@ using linnet::codegen::tileSizesAsFoldResults;
 
 namespace {
 
-/// Whether `op` fills its result with one value (a `linalg.fill`, or a
-/// generic of no inputs that yields a value from outside its body): a tile
-/// of it costs nothing to compute again, in each region that reads it.
+/// Whether `op` fills its one result with one value and reads no tensor
+/// (a `linalg.fill`, or a generic yielding a value from outside its body or
+/// a constant: codegen::uniformValue): a tile of it costs nothing to
+/// compute again, in each region that reads it.
 bool isConstantFill(linalg::LinalgOp op) {
-  if (isa<linalg::FillOp>(op))
-    return true;
-  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-  if (!generic || generic.getNumDpsInputs() != 0 ||
-      generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0)
-    return false;
-  Block &body = generic.getRegion().front();
-  Operation *yield = body.getTerminator();
-  if (body.getOperations().size() == 1)
-    return yield->getOperand(0).getParentBlock() != &body;
-  Operation *value = yield->getOperand(0).getDefiningOp();
-  return body.getOperations().size() == 2 && value &&
-         value->hasTrait<OpTrait::ConstantLike>();
+  return op.getNumDpsInits() == 1 &&
+         llvm::none_of(
+             op.getDpsInputs(),
+             [](Value input) { return isa<ShapedType>(input.getType()); }) &&
+         linnet::codegen::uniformValue(op).has_value();
 }
 
 /// Whether each tile of `op` costs no more to compute again, in every region

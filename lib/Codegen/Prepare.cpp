@@ -10,6 +10,7 @@
 
 #include "linnet/Codegen/LoweringConfig.h"
 #include "linnet/Codegen/Passes.h"
+#include "linnet/Codegen/UniformValue.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -146,28 +147,15 @@ struct ExtractOfUniformTensor : OpRewritePattern<tensor::ExtractOp> {
   LogicalResult matchAndRewrite(tensor::ExtractOp extract,
                                 PatternRewriter &rewriter) const override {
     auto result = dyn_cast<OpResult>(extract.getTensor());
-    if (!result)
+    auto op = result ? dyn_cast<linalg::LinalgOp>(result.getOwner())
+                     : linalg::LinalgOp();
+    if (!op)
       return failure();
-    if (auto fill = dyn_cast<linalg::FillOp>(result.getOwner())) {
-      rewriter.replaceOp(extract, fill.value());
-      return success();
-    }
-    auto generic = dyn_cast<linalg::GenericOp>(result.getOwner());
-    if (!generic || generic.getNumReductionLoops() != 0)
+    Value value = linnet::codegen::materializeUniformValue(
+        rewriter, extract.getLoc(), op, result.getResultNumber());
+    if (!value)
       return failure();
-    Value yielded = generic.getBody()->getTerminator()->getOperand(
-        result.getResultNumber());
-    // A scalar input (a generalized fill's value) is a value from outside.
-    if (auto argument = dyn_cast<BlockArgument>(yielded);
-        argument && argument.getOwner() == generic.getBody() &&
-        argument.getArgNumber() < generic.getNumDpsInputs()) {
-      Value input = generic.getDpsInputOperand(argument.getArgNumber())->get();
-      if (!isa<ShapedType>(input.getType()))
-        yielded = input;
-    }
-    if (generic.getRegion().isAncestor(yielded.getParentRegion()))
-      return failure();
-    rewriter.replaceOp(extract, yielded);
+    rewriter.replaceOp(extract, value);
     return success();
   }
 };

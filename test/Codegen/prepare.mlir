@@ -128,6 +128,32 @@ func.func @uniform_elements(%x: tensor<8xf32>, %v: f32) -> tensor<8xf32> {
   return %y : tensor<8xf32>
 }
 
+// A constant made in the fill's body (codegen::uniformValue): the element
+// is that constant, made where the element was read.
+// CHECK-LABEL: func.func @uniform_constant_in_body
+// CHECK-NOT: tensor.extract
+// CHECK: %[[C:.*]] = arith.constant 2.500000e-01 : f32
+// CHECK: arith.mulf %{{.*}}, %[[C]]
+func.func @uniform_constant_in_body(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e0 = tensor.empty() : tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      outs(%e0 : tensor<4xf32>) {
+  ^bb0(%o: f32):
+    %quarter = arith.constant 0.25 : f32
+    linalg.yield %quarter : f32
+  } -> tensor<4xf32>
+  %c1 = arith.constant 1 : index
+  %d = tensor.extract %s[%c1] : tensor<4xf32>
+  %e1 = tensor.empty() : tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e1 : tensor<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %q = arith.mulf %a, %d : f32
+    linalg.yield %q : f32
+  } -> tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
 // A reshape of a static tensor to a constant shape (a block function's
 // `reshape(y, [B, S, H])` where it was inlined with one row) becomes a
 // collapse to one axis and an expansion: views, no shape read from memory.

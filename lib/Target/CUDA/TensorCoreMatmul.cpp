@@ -19,6 +19,7 @@
 #include "HostBuffers.h"
 #include "WarpReduction.h"
 #include "linnet/Codegen/ShapeBounds.h"
+#include "linnet/Codegen/UniformValue.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -128,20 +129,18 @@ void applyEpilogue(OpBuilder &b, Location loc,
         indicesAt(b, loc, consumer.getMatchingIndexingMap(&init), consumerIvs));
 }
 
-/// The scalar `op` sets every element of its one output to: a linalg.fill's,
-/// or a generic's without inputs that yields a value from outside it.
-Value filledValue(Operation *user) {
-  if (auto fill = dyn_cast<linalg::FillOp>(user))
-    return fill.value();
+/// The scalar `user` sets every element of its one output to, through a
+/// permutation and reading no buffer (codegen::uniformValue: a fill's, a
+/// value from outside a generic or a constant in it); null otherwise.
+OpFoldResult filledValue(Operation *user) {
   auto op = dyn_cast<linalg::LinalgOp>(user);
-  if (!op || op.getNumDpsInputs() != 0 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != op.getNumParallelLoops() ||
-      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isPermutation())
-    return Value();
-  Value yielded = op.getBlock()->getTerminator()->getOperand(0);
-  return yielded.getParentRegion()->isProperAncestor(&op->getRegion(0))
-             ? yielded
-             : Value();
+  if (!op || op.getNumDpsInits() != 1 ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isPermutation() ||
+      llvm::any_of(op.getDpsInputs(), [](Value input) {
+        return isa<ShapedType>(input.getType());
+      }))
+    return OpFoldResult();
+  return codegen::uniformValue(op).value_or(OpFoldResult());
 }
 
 /// The buffer `user` copies whole into `tile` (memref.copy, or linalg.copy
@@ -229,7 +228,8 @@ matchTensorCoreEpilogue(linalg::LinalgOp product) {
     return std::nullopt;
   Block *block = product->getBlock();
   Operation *start = nullptr;
-  Value value, source;
+  OpFoldResult value;
+  Value source;
   linalg::LinalgOp consumer;
   for (Operation *user : tile.getUsers()) {
     if (user == product || isa<memref::DeallocOp>(user))
@@ -243,8 +243,8 @@ matchTensorCoreEpilogue(linalg::LinalgOp product) {
       return std::nullopt;
     // What the tile holds before the product: a scalar, or a copy.
     Value copied = copiedInto(user, tile);
-    Value filled = copied ? Value() : filledValue(user);
-    if (copied || filled) {
+    OpFoldResult filled = copied ? OpFoldResult() : filledValue(user);
+    if (copied || !filled.isNull()) {
       if (start || !user->isBeforeInBlock(product))
         return std::nullopt;
       start = user;
@@ -540,10 +540,15 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
 
   // The accumulators start from the output (its fill, or sums so far).
   SmallVector<Value> sums;
-  for (int64_t tile = 0; tile < accumulators && epilogue && epilogue->value;
-       ++tile)
-    sums.push_back(
-        vector::BroadcastOp::create(b, loc, sumsType, epilogue->value));
+  Value filled;
+  if (epilogue && !epilogue->value.isNull())
+    filled =
+        isa<Value>(epilogue->value)
+            ? cast<Value>(epilogue->value)
+            : arith::ConstantOp::create(
+                  b, loc, cast<TypedAttr>(cast<Attribute>(epilogue->value)));
+  for (int64_t tile = 0; tile < accumulators && filled; ++tile)
+    sums.push_back(vector::BroadcastOp::create(b, loc, sumsType, filled));
   // A copy's source has the tile's indices.
   Value start = epilogue ? epilogue->source : out.get();
   for (int64_t tile = 0; tile < accumulators && start; ++tile) {

@@ -113,7 +113,9 @@ tensorCoreStageTypes(mlir::MLIRContext *context,
 /// results: no staged tile, no barrier before them.
 struct TensorCoreEpilogue {
   mlir::Operation *start;
-  mlir::Value value, source;
+  /// The scalar (a value, or a constant's attribute), or the source.
+  mlir::OpFoldResult value;
+  mlir::Value source;
   mlir::linalg::LinalgOp consumer;
   unsigned operand;
 };

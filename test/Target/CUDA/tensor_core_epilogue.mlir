@@ -74,6 +74,55 @@ func.func @epilogue(%x: memref<128x32xbf16>, %w: memref<64x32xbf16>,
 #mn3 = affine_map<(m, n, k) -> (m, n)>
 #mn = affine_map<(m, n) -> (m, n)>
 
+// The fill's value a constant made in its body (codegen::uniformValue): the
+// sums start from it, made outside the product's loops.
+// CHECK-LABEL: func.func @constant_in_body
+// CHECK: %[[START:.*]] = arith.constant dense<1.500000e+00> : vector<2x2xf32>
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2560xbf16, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-4: nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[START]])
+// CHECK-NOT: memref.load {{.*}}f32
+// CHECK: gpu.terminator
+func.func @constant_in_body(%x: memref<128x32xbf16>, %w: memref<64x32xbf16>,
+                            %y: memref<128x64xbf16>) {
+  scf.forall (%i) in (2) {
+    %row = affine.apply affine_map<(i) -> (i * 64)>(%i)
+    %xs = memref.subview %x[%row, 0] [64, 32] [1, 1] : memref<128x32xbf16> to memref<64x32xbf16, strided<[32, 1], offset: ?>>
+    %tile = memref.alloc() : memref<64x64xf32>
+    linalg.generic {indexing_maps = [#mn], iterator_types = ["parallel", "parallel"]}
+        outs(%tile : memref<64x64xf32>) {
+    ^bb0(%out: f32):
+      %start = arith.constant 1.5 : f32
+      linalg.yield %start : f32
+    }
+    linalg.generic {indexing_maps = [#xk, #nk, #mn3], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%xs, %w : memref<64x32xbf16, strided<[32, 1], offset: ?>>, memref<64x32xbf16>) outs(%tile : memref<64x64xf32>) {
+    ^bb0(%a: bf16, %b: bf16, %acc: f32):
+      %ae = arith.extf %a : bf16 to f32
+      %be = arith.extf %b : bf16 to f32
+      %p = arith.mulf %ae, %be : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    }
+    %ys = memref.subview %y[%row, 0] [64, 64] [1, 1] : memref<128x64xbf16> to memref<64x64xbf16, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#mn, #mn], iterator_types = ["parallel", "parallel"]}
+        ins(%tile : memref<64x64xf32>) outs(%ys : memref<64x64xbf16, strided<[64, 1], offset: ?>>) {
+    ^bb0(%s: f32, %out: bf16):
+      %r = arith.truncf %s : f32 to bf16
+      linalg.yield %r : bf16
+    }
+    memref.dealloc %tile : memref<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+#xk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn3 = affine_map<(m, n, k) -> (m, n)>
+#mn = affine_map<(m, n) -> (m, n)>
+
 // The rounding writes over the product's input: another tile of the block
 // may still read it, so the sums are staged and rounded after a barrier.
 // CHECK-LABEL: func.func @in_place
