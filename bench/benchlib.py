@@ -7,6 +7,7 @@ import re
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -102,3 +103,37 @@ def checkpoint_tensors(checkpoint):
         for name, tensor in header.items():
             if name != "__metadata__":
                 yield name, tensor
+
+
+def report_entry(out, entry):
+    """An entry's line of `linnet build --report`: launches, grid waits, bytes moved, buffers of a
+    run-time size left out, waits for the device; None where the report has no such line."""
+    line = re.search(rf"^entry `{entry}`: (\d+) launches and (\d+) grid waits; they move "
+                     r"([\d.]+) (MiB|KiB|B) \(([\d.]+) us at [\d.]+ TB/s\)"
+                     r"(?: and (\d+) buffers of a run-time size)?.*; (\d+) waits for the device"
+                     r"(?:; (\d+) of the launches in host loops of a run-time count, counted once)?$",
+                     out, re.M)
+    if not line:
+        return None
+    unit = {"MiB": 2 ** 20, "KiB": 2 ** 10, "B": 1}[line.group(4)]
+    return {"launches": int(line.group(1)), "grid_waits": int(line.group(2)),
+            "bytes": float(line.group(3)) * unit, "unbounded": int(line.group(6) or 0),
+            "device_waits": int(line.group(7)), "counted_once": int(line.group(8) or 0)}
+
+
+def add_full_size_args(parser):
+    """--build and --config, as the no-GPU CUDA estimates take them."""
+    parser.add_argument("--build", default=os.path.join(TOP, "build"))
+    parser.add_argument("--config", default=os.path.join(MODEL, "configs", "qwen3_6_35b_a3b.json"))
+
+
+def full_size_report(build, config, batch, max_seq, extra=()):
+    """The output of `linnet build --target cuda --report` for `config` bound with Batch and
+    MaxSeq (and `extra` options), the binary in a folder removed afterwards."""
+    with tempfile.TemporaryDirectory() as work:
+        log("linnet build --target cuda --report (full size, minutes)")
+        out, _ = run(NICE + [
+            os.path.join(build, "bin", "linnet"), "build", MODEL, "--target", "cuda", "--report",
+            *extra, "--bind", config, "--bind", f"Batch={batch}", "--bind", f"MaxSeq={max_seq}",
+            "-o", os.path.join(work, "model")])
+    return out

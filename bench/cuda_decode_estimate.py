@@ -22,9 +22,7 @@ tools/scripts/device-check.sh."""
 import argparse
 import json
 import os
-import re
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -78,34 +76,22 @@ def least_bytes(config, batch=1):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--build", default=os.path.join(benchlib.TOP, "build"))
-    parser.add_argument("--config", default=os.path.join(
-        benchlib.MODEL, "configs", "qwen3_6_35b_a3b.json"))
+    benchlib.add_full_size_args(parser)
     parser.add_argument("--batch", type=int, default=1, help="rows a step decodes")
     parser.add_argument("--max-seq", type=int, default=9216,
                         help="MaxSeq: the attention caches' length, which the report counts whole")
     args = parser.parse_args()
     if args.batch < 1 or args.max_seq < 1:
         sys.exit("--batch and --max-seq must be at least 1")
-    linnet = os.path.join(args.build, "bin", "linnet")
     config = json.load(open(args.config))
     weights, state = least_bytes(config, args.batch)
     least = weights + state
-    with tempfile.TemporaryDirectory() as work:
-        benchlib.log("linnet build --target cuda --report (full size, about a minute)")
-        out, _ = benchlib.run(benchlib.NICE + [
-            linnet, "build", benchlib.MODEL, "--target", "cuda", "--report",
-            "--bind", args.config, "--bind", f"Batch={args.batch}", "--bind", f"MaxSeq={args.max_seq}",
-            "-o", os.path.join(work, "model")])
-    line = re.search(r"^entry `decode`: (\d+) launches and (\d+) grid waits; they move ([\d.]+) (MiB|KiB|B) "
-                     r"\(([\d.]+) us at [\d.]+ TB/s\)(?: and (\d+) buffers of a run-time size)?"
-                     r".*; (\d+) waits for the device$", out, re.M)
+    out = benchlib.full_size_report(args.build, args.config, args.batch, args.max_seq)
+    line = benchlib.report_entry(out, "decode")
     if not line:
         sys.exit("no `decode` line in the report:\n" + out[-2000:])
-    launches, grid_waits = int(line.group(1)), int(line.group(2))
-    unit = {"MiB": 2 ** 20, "KiB": 2 ** 10, "B": 1}[line.group(4)]
-    moved = float(line.group(3)) * unit
-    unbounded = int(line.group(6) or 0)
+    launches, grid_waits = line["launches"], line["grid_waits"]
+    moved, unbounded = line["bytes"], line["unbounded"]
     memory, starts = moved / BANDWIDTH, launches * LAUNCH + grid_waits * GRID_WAIT
     print(f"decode, full size, bf16, batch {args.batch} (MiB = 2^20 bytes):")
     print(f"  least a step must move: {least / 2**20:9.0f} MiB  (weights {weights / 2**20:.0f}, "
@@ -115,7 +101,7 @@ def main():
           f"  {memory * 1e6:7.1f} us")
     print(f"  launches: {launches}, grid waits: {grid_waits} ({starts * 1e6:.1f} us at "
           f"{LAUNCH * 1e6:.0f} us a launch, {GRID_WAIT * 1e6:.0f} us a grid wait)")
-    print(f"  waits for the device: {line.group(7)} (not in the step's time: each drains the "
+    print(f"  waits for the device: {line['device_waits']} (not in the step's time: each drains the "
           f"stream, so the launch after it starts late)")
     step = memory + starts
     target = TARGET if args.batch == 1 else args.batch / TOKENS_AT_64 if args.batch == 64 else None

@@ -75,6 +75,11 @@ cl::opt<bool> buildReport(
              "shared memory, launch shape and operand bytes, and each "
              "entry's launches"),
     cl::sub(buildCommand));
+cl::opt<int64_t> buildReportTokens(
+    "report-tokens",
+    cl::desc("With --report: take each entry as called with one row of N "
+             "tokens (a prompt's buffers and grids then have sizes)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(buildCommand));
 cl::opt<bool> buildVerbose("v",
                            cl::desc("Print the link command and the time of "
                                     "each stage"),
@@ -224,6 +229,14 @@ int linnet::driver::runBuild(const char *argv0) {
     return reportError(
         ErrorId::OptionInvalid,
         "--report describes GPU kernels: it needs --target cuda");
+  if (buildReportTokens.getNumOccurrences() && !buildReport)
+    return reportError(ErrorId::OptionInvalid,
+                       "--report-tokens sizes the report: it needs --report");
+  if (buildReportTokens.getNumOccurrences() &&
+      (buildReportTokens < 1 || buildReportTokens > (int64_t(1) << 24)))
+    return reportError(ErrorId::OptionInvalid,
+                       "--report-tokens: " + std::to_string(buildReportTokens) +
+                           " is not a token count from 1 to 16777216");
   if (llvm::Error error = checkObjectCpu(buildCpu))
     return reportError(withContext("--cpu: ", std::move(error)));
   // The tools come first, so that a missing one costs no compile time.
@@ -280,7 +293,10 @@ int linnet::driver::runBuild(const char *argv0) {
   mlir::OwningOpRef<mlir::ModuleOp> emulated;
   std::vector<EntryLaunches> launches;
   auto atKernels = [&](mlir::ModuleOp module) {
-    launches = collectEntryLaunches(module);
+    launches = collectEntryLaunches(
+        module, buildReportTokens.getNumOccurrences()
+                    ? std::optional<int64_t>(buildReportTokens)
+                    : std::nullopt);
   };
   if (!compileModel(session, buildBindings, entries, LoweringStage::LLVM,
                     cpuOptions, compiled, describe, cuda ? &*cuda : nullptr,

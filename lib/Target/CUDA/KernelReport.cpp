@@ -10,6 +10,7 @@
 
 #include "linnet/Dialect/Linnet/IR/LinnetOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -26,9 +27,11 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Object/ELF.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <map>
@@ -282,14 +285,194 @@ void useOf(Value buffer, OperandUse &use, Operation *phase) {
   }
 }
 
-/// A constant upper bound (closed) of an index `value`.
-std::optional<int64_t> upperBound(Value value) {
-  if (std::optional<int64_t> known = getConstantIntValue(value))
-    return known;
-  FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-      presburger::BoundType::UB, value,
+/// Constant bounds (closed) of an integer or index value, either missing
+/// where there is none.
+struct Interval {
+  std::optional<int64_t> low, high;
+};
+
+/// The bounds ValueBounds finds for an index `value`, or for dimension
+/// `dim` of a shaped one.
+Interval valueBounds(Value value, std::optional<int64_t> dim = std::nullopt) {
+  Interval bounds;
+  auto variable = [&] {
+    return dim ? ValueBoundsConstraintSet::Variable(value, *dim)
+               : ValueBoundsConstraintSet::Variable(value);
+  };
+  FailureOr<int64_t> low = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::LB, variable());
+  FailureOr<int64_t> high = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::UB, variable(),
       /*stopCondition=*/nullptr, /*closedUB=*/true);
-  return succeeded(bound) ? std::optional<int64_t>(*bound) : std::nullopt;
+  if (succeeded(low))
+    bounds.low = *low;
+  if (succeeded(high))
+    bounds.high = *high;
+  return bounds;
+}
+
+std::optional<int64_t> add(std::optional<int64_t> a, std::optional<int64_t> b,
+                           int64_t sign = 1) {
+  if (!a || !b)
+    return std::nullopt;
+  return *a + sign * *b;
+}
+
+std::optional<int64_t> pick(std::optional<int64_t> a, std::optional<int64_t> b,
+                            bool larger) {
+  if (!a || !b)
+    return std::nullopt;
+  return larger ? std::max(*a, *b) : std::min(*a, *b);
+}
+
+Interval bounds(Value value, unsigned depth = 0);
+
+/// The bounds of dimension `dim` of buffer `value`: its static size, else
+/// the size operand of the op that made it or the view that took it.
+Interval dimensionBounds(Value value, int64_t dim, unsigned depth) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type)
+    return {};
+  if (!type.isDynamicDim(dim))
+    return {type.getDimSize(dim), type.getDimSize(dim)};
+  Operation *op = value.getDefiningOp();
+  auto of = [&](OpFoldResult size) -> Interval {
+    if (std::optional<int64_t> known = getConstantIntValue(size))
+      return {*known, *known};
+    return bounds(cast<Value>(size), depth + 1);
+  };
+  if (auto alloc = dyn_cast_or_null<memref::AllocOp>(op))
+    return of(alloc.getMixedSizes()[dim]);
+  if (auto alloc = dyn_cast_or_null<memref::AllocaOp>(op))
+    return of(alloc.getMixedSizes()[dim]);
+  if (auto cast = dyn_cast_or_null<memref::CastOp>(op))
+    return dimensionBounds(cast.getSource(), dim, depth + 1);
+  if (auto view = dyn_cast_or_null<memref::SubViewOp>(op)) {
+    llvm::SmallBitVector dropped = view.getDroppedDims();
+    SmallVector<OpFoldResult> sizes = view.getMixedSizes();
+    for (unsigned d = 0, kept = 0; d < sizes.size(); ++d)
+      if (!dropped.test(d) && kept++ == dim)
+        return of(sizes[d]);
+    return {};
+  }
+  if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(op))
+    return of(expand.getMixedOutputShape()[dim]);
+  // A reshape by a shape the host stored in a stack buffer (a block's
+  // result back to [B, S, H]): the value stored at that size's place.
+  if (auto reshape = dyn_cast_or_null<memref::ReshapeOp>(op)) {
+    Value shape = reshape.getShape();
+    if (!shape.getDefiningOp<memref::AllocaOp>())
+      return {};
+    Value stored;
+    for (Operation *user : shape.getUsers()) {
+      auto store = dyn_cast<memref::StoreOp>(user);
+      if (!store)
+        continue;
+      std::optional<int64_t> at = getConstantIntValue(store.getIndices()[0]);
+      if (!at)
+        return {};
+      if (*at != dim)
+        continue;
+      if (stored)
+        return {};
+      stored = store.getValueToStore();
+    }
+    return stored ? bounds(stored, depth + 1) : Interval{};
+  }
+  return valueBounds(value, dim);
+}
+
+/// The bounds of an index or integer `value` of host code, by interval
+/// arithmetic over the ops that compute it where ValueBounds has none: MLIR
+/// 22's bounds no arith.minsi or maxsi, which lower-affine leaves of a
+/// prompt's attention's affine.min and max (its blocks of keys, the queries
+/// a block sees), so it bounds neither those buffers nor that loop.
+Interval bounds(Value value, unsigned depth) {
+  if (std::optional<int64_t> known = getConstantIntValue(value))
+    return {*known, *known};
+  Operation *op = value.getDefiningOp();
+  if (depth > 32)
+    return valueBounds(value);
+  auto operand = [&](unsigned i) {
+    return bounds(op->getOperand(i), depth + 1);
+  };
+  if (auto loop = scf::getForInductionVarOwner(value)) {
+    Interval first = bounds(loop.getLowerBound(), depth + 1);
+    Interval last = bounds(loop.getUpperBound(), depth + 1);
+    return {first.low, add(last.high, 1, -1)};
+  }
+  if (!op)
+    return valueBounds(value);
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
+    return operand(0);
+  if (isa<arith::AddIOp>(op)) {
+    Interval a = operand(0), b = operand(1);
+    return {add(a.low, b.low), add(a.high, b.high)};
+  }
+  if (isa<arith::SubIOp>(op)) {
+    Interval a = operand(0), b = operand(1);
+    return {add(a.low, b.high, -1), add(a.high, b.low, -1)};
+  }
+  if (isa<arith::MinSIOp, arith::MaxSIOp>(op)) {
+    bool larger = isa<arith::MaxSIOp>(op);
+    Interval a = operand(0), b = operand(1);
+    // The larger of two values is at least either's lower bound; the
+    // smaller at most either's upper bound.
+    std::optional<int64_t> low = pick(a.low, b.low, larger);
+    std::optional<int64_t> high = pick(a.high, b.high, larger);
+    if (larger && !low)
+      low = a.low ? a.low : b.low;
+    if (!larger && !high)
+      high = a.high ? a.high : b.high;
+    return {low, high};
+  }
+  if (isa<arith::MulIOp>(op)) {
+    // Of two values at least 0 (sizes, counts).
+    Interval a = operand(0), b = operand(1);
+    if (!a.low || !b.low || *a.low < 0 || *b.low < 0)
+      return valueBounds(value);
+    std::optional<int64_t> high;
+    if (a.high && b.high)
+      high = *a.high * *b.high;
+    return {*a.low * *b.low, high};
+  }
+  if (isa<arith::DivUIOp, arith::CeilDivUIOp>(op)) {
+    // Of a size or count: a low bound below 0 is the intervals' imprecision
+    // (a block's keys, `count - first` with `first` a loop's index below
+    // `count`), not a negative value.
+    Interval a = operand(0);
+    std::optional<int64_t> by = getConstantIntValue(op->getOperand(1));
+    if (!by || *by < 1 || !a.high || *a.high < 0)
+      return valueBounds(value);
+    bool ceil = isa<arith::CeilDivUIOp>(op);
+    auto divide = [&](int64_t x) {
+      return ceil ? llvm::divideCeil(x, *by) : x / *by;
+    };
+    return {divide(std::max<int64_t>(0, a.low.value_or(0))), divide(*a.high)};
+  }
+  if (auto dim = dyn_cast<memref::DimOp>(op))
+    if (std::optional<int64_t> index = dim.getConstantIndex())
+      return dimensionBounds(dim.getSource(), *index, depth + 1);
+  return valueBounds(value);
+}
+
+/// A constant upper bound (closed) of an index `value`.
+std::optional<int64_t> upperBound(Value value) { return bounds(value).high; }
+
+/// The most iterations `loop` runs: its trip count, else from bounds of
+/// its bounds (a prompt's attention's blocks of keys: at most the cache's
+/// length over the block's); none where there are none.
+std::optional<uint64_t> boundedTrips(scf::ForOp loop) {
+  if (std::optional<APInt> trips = loop.getStaticTripCount())
+    return trips->getZExtValue();
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  std::optional<int64_t> first = bounds(loop.getLowerBound()).low;
+  std::optional<int64_t> last = upperBound(loop.getUpperBound());
+  if (!step || *step < 1 || !first || !last)
+    return std::nullopt;
+  // The closed bound is one past the last index.
+  return uint64_t(
+      std::max<int64_t>(0, llvm::divideCeil(*last - *first, *step)));
 }
 
 unsigned elementBytes(Type type) {
@@ -301,8 +484,19 @@ unsigned elementBytes(Type type) {
 /// where one has no constant bound.
 std::optional<uint64_t> boundedBytes(Value value) {
   std::optional<int64_t> elements = linnet::codegen::boundedElementCount(value);
-  if (!elements)
-    return std::nullopt;
+  if (!elements) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type)
+      return std::nullopt;
+    int64_t count = 1;
+    for (int64_t dim = 0; dim < type.getRank(); ++dim) {
+      std::optional<int64_t> size = dimensionBounds(value, dim, 0).high;
+      if (!size || *size < 0)
+        return std::nullopt;
+      count *= *size;
+    }
+    elements = count;
+  }
   return uint64_t(*elements) *
          elementBytes(llvm::cast<MemRefType>(value.getType()).getElementType());
 }
@@ -547,17 +741,17 @@ uint64_t hostRuns(Operation *op) {
   uint64_t runs = 1;
   for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
        loop = loop->getParentOfType<scf::ForOp>())
-    if (std::optional<APInt> trips = loop.getStaticTripCount())
-      runs *= trips->getZExtValue();
+    if (std::optional<uint64_t> trips = boundedTrips(loop))
+      runs *= *trips;
   return runs;
 }
 
-/// Whether a host loop around `op` has a trip count known only at run time
-/// (which hostRuns counts once).
+/// Whether a host loop around `op` has a trip count with no bound (which
+/// hostRuns counts once).
 bool inRunTimeLoop(Operation *op) {
   for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
        loop = loop->getParentOfType<scf::ForOp>())
-    if (!loop.getStaticTripCount())
+    if (!boundedTrips(loop))
       return true;
   return false;
 }
@@ -685,6 +879,34 @@ std::string formatCount(uint64_t bytes) {
   return text;
 }
 
+/// Gives `entry`'s buffer arguments of run-time sizes the sizes of a call
+/// of one row of `tokens` tokens (see collectEntryLaunches), each cast back
+/// to its type for its uses, which folding then sizes.
+void sizeArgumentsForTokens(func::FuncOp entry, int64_t tokens) {
+  Block &body = entry.getBody().front();
+  OpBuilder builder = OpBuilder::atBlockBegin(&body);
+  SmallVector<Type> inputs;
+  for (BlockArgument argument : body.getArguments()) {
+    auto type = dyn_cast<MemRefType>(argument.getType());
+    if (!type || type.hasStaticShape() || !type.getLayout().isIdentity()) {
+      inputs.push_back(argument.getType());
+      continue;
+    }
+    SmallVector<int64_t> shape(type.getShape());
+    for (auto [axis, size] : llvm::enumerate(shape))
+      if (ShapedType::isDynamic(size))
+        size = type.getRank() == 2 && axis == 1 ? tokens : 1;
+    auto sized = MemRefType::get(shape, type.getElementType(), AffineMap(),
+                                 type.getMemorySpace());
+    argument.setType(sized);
+    auto cast = memref::CastOp::create(builder, entry.getLoc(), type, argument);
+    argument.replaceAllUsesExcept(cast, cast);
+    inputs.push_back(sized);
+  }
+  entry.setType(
+      builder.getFunctionType(inputs, entry.getFunctionType().getResults()));
+}
+
 std::string formatShape(const int64_t (&dims)[3]) {
   std::string text;
   for (int i = 0; i < 3; ++i) {
@@ -697,12 +919,17 @@ std::string formatShape(const int64_t (&dims)[3]) {
 
 } // namespace
 
-std::vector<EntryLaunches> collectEntryLaunches(ModuleOp module) {
+std::vector<EntryLaunches> collectEntryLaunches(ModuleOp module,
+                                                std::optional<int64_t> tokens) {
   // Each entry with its host functions inlined and folded: a block function
   // compiled for every shape (the layers, the MoE) then launches with the
   // grids and buffer sizes of this entry's call, and a branch the call's
   // shapes decide (the routed matmul's two forms) is gone.
   OwningOpRef<ModuleOp> specialized(module.clone());
+  if (tokens)
+    for (auto function : specialized->getOps<func::FuncOp>())
+      if (!function.isExternal() && function->hasAttr("llvm.emit_c_interface"))
+        sizeArgumentsForTokens(function, *tokens);
   PassManager pm(module.getContext());
   pm.addPass(createInlinerPass());
   pm.addPass(createCanonicalizerPass());

@@ -19,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,9 +96,16 @@ struct EntryLaunches {
 /// `gpu.launch_func` with buffer operands, `gpu.func` kernels), found in a
 /// copy with the host functions inlined into each entry and folded, so that
 /// the grids and buffer sizes are those of the entry's shapes. A launch in
-/// a host loop of constant trip count counts that many times, in one of
-/// unknown count once.
-std::vector<EntryLaunches> collectEntryLaunches(mlir::ModuleOp module);
+/// a host loop of a bounded trip count counts that many times (at most;
+/// attention's blocks of keys, bounded by the cache), in one of unknown
+/// count once. With `tokens`, each entry is taken as called with one row of
+/// that many tokens: an argument's last axis of a run-time size is `tokens`
+/// where the argument has two axes (the tokens), every other axis of a
+/// run-time size 1 (the rows; a slot's index and length), so that a
+/// prompt's grids and buffers have sizes.
+std::vector<EntryLaunches>
+collectEntryLaunches(mlir::ModuleOp module,
+                     std::optional<int64_t> tokens = std::nullopt);
 
 /// The report: a row per kernel (each launched kernel once, with the entry
 /// that launches it most), then a row per entry; a last line says whether
