@@ -65,11 +65,12 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     into dispatch regions first; the pass then lowers each tile where it is
     (and each op the target gave no region, where it is).
 
-    With `attention-rounded-weights` a prompt's attention rounds its
-    weights (the softmax's numerators) to the values' element type before
-    they multiply the values, as HF rounds its softmax: with bf16 values a
+    With `attention-rounded-weights` a prompt's attention keeps its masked
+    scores in the values' element type (as HF's bf16 product of q and k)
+    and rounds its weights (the softmax's numerators) to it before they
+    multiply the values, as HF rounds its softmax: with bf16 values a
     product of two bf16 operands, for a GPU's tensor cores (the block sums
-    add the rounded weights).
+    add the rounded weights), and half the bytes for the scores.
 
     With `keep-sequence-scans` every delta rule (a prompt's scan over a
     run-time number of tokens, a decode step's of one) is left as it is,
@@ -85,8 +86,8 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
            "prompt's); 0: attention-key-block">,
     Option<"attentionRoundedWeights", "attention-rounded-weights", "bool",
            "false",
-           "Round a prompt's attention weights to the values' element type "
-           "before they multiply the values">,
+           "Keep a prompt's attention scores and weights in the values' "
+           "element type">,
     Option<"keepTileable", "keep-tileable", "bool", "false",
            "Leave the linnet ops that implement TilingInterface">,
     Option<"expertOutputTile", "expert-output-tile", "int64_t", "0",

@@ -143,7 +143,11 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
     // A prompt's weights in the values' type (bf16) with `roundedWeights`:
     // their product with the values then takes two bf16 operands (a GPU's
     // tensor cores); the block sums add the rounded weights, so that the
-    // output divides what it summed by the sum of the same weights.
+    // output divides what it summed by the sum of the same weights. Its
+    // masked scores too, as HF's eager attention rounds the product of q
+    // and k to bf16 before its f32 softmax: half the bytes of the largest
+    // tensors of a prompt (scores and weights a block of keys) each of the
+    // three times they are written or read.
     Type weightType = f32;
     if (roundedWeights && skipQueries)
       weightType = getElementTypeOrSelf(value.getType());
@@ -275,8 +279,9 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
           maskMaps.push_back(map(5, {B, H, G, S, L}));
           Value masked =
               createGeneric(
-                  b, nloc, maskInputs, createEmpty(b, nloc, scoreSizes, f32),
-                  maskMaps, iterators(5),
+                  b, nloc, maskInputs,
+                  createEmpty(b, nloc, scoreSizes, weightType), maskMaps,
+                  iterators(5),
                   [&](OpBuilder &nb, Location bloc, ValueRange args) {
                     Value s = arith::AddIOp::create(
                         nb, bloc, queryStart,
@@ -295,11 +300,11 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                     }
                     Value scaled =
                         arith::MulFOp::create(nb, bloc, args[0], scale);
+                    Value kept = arith::SelectOp::create(
+                        nb, bloc, allowed, scaled,
+                        createFloat(nb, bloc, f32, negInf));
                     linalg::YieldOp::create(
-                        nb, bloc,
-                        ValueRange{arith::SelectOp::create(
-                            nb, bloc, allowed, scaled,
-                            createFloat(nb, bloc, f32, negInf))});
+                        nb, bloc, roundFromF32(nb, bloc, kept, weightType));
                   })
                   .getResult(0);
 
@@ -382,7 +387,9 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                     linalg::YieldOp::create(
                         nb, bloc,
                         roundFromF32(nb, bloc,
-                                     expOrZero(nb, bloc, args[0], args[1]),
+                                     expOrZero(nb, bloc,
+                                               extendToF32(nb, bloc, args[0]),
+                                               args[1]),
                                      weightType));
                   })
                   .getResult(0);

@@ -128,8 +128,9 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   lowering.slotLoopsInRegions = true;
   // A prompt's delta rule stays an op until its kernel's warps run it.
   lowering.keepSequenceScans = true;
-  // A prompt's attention weights in bf16, so that their product with the
-  // values takes the tensor cores.
+  // A prompt's attention scores and weights in bf16, so that the weights'
+  // product with the values takes the tensor cores and the scores, a
+  // block's largest tensors, move half the bytes.
   lowering.attentionRoundedWeights = true;
   lowering.attentionPromptKeyBlock = options.attentionPromptKeyBlock;
   funcPm.addPass(createLinnetLowerToLinalg(lowering));

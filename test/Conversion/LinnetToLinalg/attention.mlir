@@ -10,9 +10,11 @@
 // none of its keys, and what they carry would not change): about half the
 // queries over a prompt's blocks.
 // RUN: linnet-opt %s --linnet-lower-to-linalg="attention-key-block=2" | FileCheck %s
-// With attention-rounded-weights (the CUDA target's) a prompt's weights are
-// rounded to the values' bf16, summed as they are and multiplied by the
-// values as two bf16 operands (a tensor-core product).
+// With attention-rounded-weights (the CUDA target's) a prompt's masked
+// scores are rounded to the values' bf16 (as HF rounds q k^T), which the
+// max and the exponent read back in f32, and its weights too, summed as
+// they are and multiplied by the values as two bf16 operands (a
+// tensor-core product).
 // RUN: linnet-opt %s --linnet-lower-to-linalg="attention-key-block=2 attention-rounded-weights" | FileCheck %s --check-prefix=ROUNDED
 // attention-prompt-key-block sets the block where there are several queries
 // (a prompt's; the CUDA target's 1024) and leaves a decode step's one query
@@ -29,7 +31,15 @@
 // RUN: not linnet-opt %s --linnet-lower-to-linalg="attention-prompt-key-block=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: error: attention-prompt-key-block must be 0 or more
 // ROUNDED-LABEL: func.func @attention(
-// ROUNDED: %[[WEIGHTS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x2x2x?x?xbf16>)
+// ROUNDED: %[[SCORES:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x2x2x?x?xf32>)
+// ROUNDED: %[[MASKED:.*]] = linalg.generic {{.*}} ins(%[[SCORES]], {{.*}} outs(%{{.*}} : tensor<2x2x2x?x?xbf16>)
+// ROUNDED: arith.select
+// ROUNDED: arith.truncf %{{.*}} : f32 to bf16
+// ROUNDED: linalg.generic {{.*}} ins(%[[MASKED]] : tensor<2x2x2x?x?xbf16>) outs(%{{.*}} : tensor<2x2x2x?xf32>)
+// ROUNDED: arith.extf %{{.*}} : bf16 to f32
+// ROUNDED: arith.maximumf
+// ROUNDED: %[[WEIGHTS:.*]] = linalg.generic {{.*}} ins(%[[MASKED]], %{{.*}} outs(%{{.*}} : tensor<2x2x2x?x?xbf16>)
+// ROUNDED: arith.extf %{{.*}} : bf16 to f32
 // ROUNDED: math.exp
 // ROUNDED: arith.truncf %{{.*}} : f32 to bf16
 // ROUNDED: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%[[WEIGHTS]] : tensor<2x2x2x?x?xbf16>)

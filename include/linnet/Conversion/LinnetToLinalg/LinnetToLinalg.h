@@ -47,10 +47,11 @@ struct AttentionOptions {
   /// `keyBlock`: each block rescales the sums of every query it sees, so
   /// fewer, larger blocks read and write them fewer times.
   int64_t promptKeyBlock = 0;
-  /// Round a prompt's weights (the softmax's numerators) to the values'
-  /// element type before they multiply the values, as HF rounds its softmax
-  /// to the activations' type: a product of two bf16 operands, which a
-  /// GPU's tensor cores take.
+  /// Round a prompt's masked scores (as HF's bf16 product of q and k) and
+  /// weights (the softmax's numerators) to the values' element type, the
+  /// weights before they multiply the values, as HF rounds its softmax to
+  /// the activations' type: a product of two bf16 operands, which a GPU's
+  /// tensor cores take, and half the bytes of a block's scores.
   bool roundedWeights = false;
 };
 
