@@ -325,139 +325,179 @@ std::optional<int64_t> pick(std::optional<int64_t> a, std::optional<int64_t> b,
   return larger ? std::max(*a, *b) : std::min(*a, *b);
 }
 
-Interval bounds(Value value, unsigned depth = 0);
-
-/// The bounds of dimension `dim` of buffer `value`: its static size, else
-/// the size operand of the op that made it or the view that took it.
-Interval dimensionBounds(Value value, int64_t dim, unsigned depth) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type)
-    return {};
-  if (!type.isDynamicDim(dim))
-    return {type.getDimSize(dim), type.getDimSize(dim)};
-  Operation *op = value.getDefiningOp();
-  auto of = [&](OpFoldResult size) -> Interval {
-    if (std::optional<int64_t> known = getConstantIntValue(size))
-      return {*known, *known};
-    return bounds(cast<Value>(size), depth + 1);
-  };
-  if (auto alloc = dyn_cast_or_null<memref::AllocOp>(op))
-    return of(alloc.getMixedSizes()[dim]);
-  if (auto alloc = dyn_cast_or_null<memref::AllocaOp>(op))
-    return of(alloc.getMixedSizes()[dim]);
-  if (auto cast = dyn_cast_or_null<memref::CastOp>(op))
-    return dimensionBounds(cast.getSource(), dim, depth + 1);
-  if (auto view = dyn_cast_or_null<memref::SubViewOp>(op)) {
-    llvm::SmallBitVector dropped = view.getDroppedDims();
-    SmallVector<OpFoldResult> sizes = view.getMixedSizes();
-    for (unsigned d = 0, kept = 0; d < sizes.size(); ++d)
-      if (!dropped.test(d) && kept++ == dim)
-        return of(sizes[d]);
-    return {};
+/// Bounds of host values and buffer sizes by interval arithmetic over the
+/// ops that compute them, where ValueBounds has none: MLIR 22's bounds no
+/// arith.minsi or maxsi, which lower-affine leaves of a prompt's attention's
+/// affine.min and max (its blocks of keys, the queries a block sees), so it
+/// bounds neither those buffers nor that loop. Each value is bounded once a
+/// query (a value several ops read is not walked again), to a depth.
+class IntervalBounds {
+public:
+  Interval of(Value value) {
+    auto it = values.find(value);
+    if (it != values.end())
+      return it->second;
+    Interval result = depth > kMaxDepth ? valueBounds(value) : compute(value);
+    return values[value] = result;
   }
-  if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(op))
-    return of(expand.getMixedOutputShape()[dim]);
-  // A reshape by a shape the host stored in a stack buffer (a block's
-  // result back to [B, S, H]): the value stored at that size's place.
-  if (auto reshape = dyn_cast_or_null<memref::ReshapeOp>(op)) {
-    Value shape = reshape.getShape();
-    if (!shape.getDefiningOp<memref::AllocaOp>())
+
+  /// The bounds of dimension `dim` of buffer `value`.
+  Interval ofDimension(Value value, int64_t dim) {
+    auto key = std::make_pair(value, dim);
+    auto it = dimensions.find(key);
+    if (it != dimensions.end())
+      return it->second;
+    Interval result = depth > kMaxDepth ? valueBounds(value, dim)
+                                        : computeDimension(value, dim);
+    return dimensions[key] = result;
+  }
+
+private:
+  static constexpr unsigned kMaxDepth = 64;
+  llvm::DenseMap<Value, Interval> values;
+  llvm::DenseMap<std::pair<Value, int64_t>, Interval> dimensions;
+  unsigned depth = 0;
+
+  /// The bounds of `value` one level down.
+  Interval below(Value value) {
+    ++depth;
+    Interval result = of(value);
+    --depth;
+    return result;
+  }
+  Interval belowDimension(Value value, int64_t dim) {
+    ++depth;
+    Interval result = ofDimension(value, dim);
+    --depth;
+    return result;
+  }
+
+  /// Its static size, else the size operand of the op that made the buffer
+  /// or the view that took it.
+  Interval computeDimension(Value value, int64_t dim) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type)
       return {};
-    Value stored;
-    for (Operation *user : shape.getUsers()) {
-      auto store = dyn_cast<memref::StoreOp>(user);
-      if (!store)
-        continue;
-      std::optional<int64_t> at = getConstantIntValue(store.getIndices()[0]);
-      if (!at)
-        return {};
-      if (*at != dim)
-        continue;
-      if (stored)
-        return {};
-      stored = store.getValueToStore();
-    }
-    return stored ? bounds(stored, depth + 1) : Interval{};
-  }
-  return valueBounds(value, dim);
-}
-
-/// The bounds of an index or integer `value` of host code, by interval
-/// arithmetic over the ops that compute it where ValueBounds has none: MLIR
-/// 22's bounds no arith.minsi or maxsi, which lower-affine leaves of a
-/// prompt's attention's affine.min and max (its blocks of keys, the queries
-/// a block sees), so it bounds neither those buffers nor that loop.
-Interval bounds(Value value, unsigned depth) {
-  if (std::optional<int64_t> known = getConstantIntValue(value))
-    return {*known, *known};
-  Operation *op = value.getDefiningOp();
-  if (depth > 32)
-    return valueBounds(value);
-  auto operand = [&](unsigned i) {
-    return bounds(op->getOperand(i), depth + 1);
-  };
-  if (auto loop = scf::getForInductionVarOwner(value)) {
-    Interval first = bounds(loop.getLowerBound(), depth + 1);
-    Interval last = bounds(loop.getUpperBound(), depth + 1);
-    return {first.low, add(last.high, 1, -1)};
-  }
-  if (!op)
-    return valueBounds(value);
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
-    return operand(0);
-  if (isa<arith::AddIOp>(op)) {
-    Interval a = operand(0), b = operand(1);
-    return {add(a.low, b.low), add(a.high, b.high)};
-  }
-  if (isa<arith::SubIOp>(op)) {
-    Interval a = operand(0), b = operand(1);
-    return {add(a.low, b.high, -1), add(a.high, b.low, -1)};
-  }
-  if (isa<arith::MinSIOp, arith::MaxSIOp>(op)) {
-    bool larger = isa<arith::MaxSIOp>(op);
-    Interval a = operand(0), b = operand(1);
-    // The larger of two values is at least either's lower bound; the
-    // smaller at most either's upper bound.
-    std::optional<int64_t> low = pick(a.low, b.low, larger);
-    std::optional<int64_t> high = pick(a.high, b.high, larger);
-    if (larger && !low)
-      low = a.low ? a.low : b.low;
-    if (!larger && !high)
-      high = a.high ? a.high : b.high;
-    return {low, high};
-  }
-  if (isa<arith::MulIOp>(op)) {
-    // Of two values at least 0 (sizes, counts).
-    Interval a = operand(0), b = operand(1);
-    if (!a.low || !b.low || *a.low < 0 || *b.low < 0)
-      return valueBounds(value);
-    std::optional<int64_t> high;
-    if (a.high && b.high)
-      high = *a.high * *b.high;
-    return {*a.low * *b.low, high};
-  }
-  if (isa<arith::DivUIOp, arith::CeilDivUIOp>(op)) {
-    // Of a size or count: a low bound below 0 is the intervals' imprecision
-    // (a block's keys, `count - first` with `first` a loop's index below
-    // `count`), not a negative value.
-    Interval a = operand(0);
-    std::optional<int64_t> by = getConstantIntValue(op->getOperand(1));
-    if (!by || *by < 1 || !a.high || *a.high < 0)
-      return valueBounds(value);
-    bool ceil = isa<arith::CeilDivUIOp>(op);
-    auto divide = [&](int64_t x) {
-      return ceil ? llvm::divideCeil(x, *by) : x / *by;
+    if (!type.isDynamicDim(dim))
+      return {type.getDimSize(dim), type.getDimSize(dim)};
+    Operation *op = value.getDefiningOp();
+    auto of = [&](OpFoldResult size) -> Interval {
+      if (std::optional<int64_t> known = getConstantIntValue(size))
+        return {*known, *known};
+      return below(cast<Value>(size));
     };
-    return {divide(std::max<int64_t>(0, a.low.value_or(0))), divide(*a.high)};
+    if (auto alloc = dyn_cast_or_null<memref::AllocOp>(op))
+      return of(alloc.getMixedSizes()[dim]);
+    if (auto alloc = dyn_cast_or_null<memref::AllocaOp>(op))
+      return of(alloc.getMixedSizes()[dim]);
+    if (auto cast = dyn_cast_or_null<memref::CastOp>(op))
+      return belowDimension(cast.getSource(), dim);
+    if (auto view = dyn_cast_or_null<memref::SubViewOp>(op)) {
+      llvm::SmallBitVector dropped = view.getDroppedDims();
+      SmallVector<OpFoldResult> sizes = view.getMixedSizes();
+      for (unsigned d = 0, kept = 0; d < sizes.size(); ++d)
+        if (!dropped.test(d) && kept++ == dim)
+          return of(sizes[d]);
+      return {};
+    }
+    if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(op))
+      return of(expand.getMixedOutputShape()[dim]);
+    // A reshape by a shape the host stored in a stack buffer (a block's
+    // result back to [B, S, H]): the value stored at that size's place.
+    if (auto reshape = dyn_cast_or_null<memref::ReshapeOp>(op)) {
+      Value shape = reshape.getShape();
+      if (!shape.getDefiningOp<memref::AllocaOp>())
+        return {};
+      Value stored;
+      for (Operation *user : shape.getUsers()) {
+        auto store = dyn_cast<memref::StoreOp>(user);
+        if (!store)
+          continue;
+        std::optional<int64_t> at = getConstantIntValue(store.getIndices()[0]);
+        if (!at)
+          return {};
+        if (*at != dim)
+          continue;
+        if (stored)
+          return {};
+        stored = store.getValueToStore();
+      }
+      return stored ? below(stored) : Interval{};
+    }
+    return valueBounds(value, dim);
   }
-  if (auto dim = dyn_cast<memref::DimOp>(op))
-    if (std::optional<int64_t> index = dim.getConstantIndex())
-      return dimensionBounds(dim.getSource(), *index, depth + 1);
-  return valueBounds(value);
-}
+
+  /// The bounds of an index or integer `value`.
+  Interval compute(Value value) {
+    if (std::optional<int64_t> known = getConstantIntValue(value))
+      return {*known, *known};
+    Operation *op = value.getDefiningOp();
+    auto operand = [&](unsigned i) { return below(op->getOperand(i)); };
+    if (auto loop = scf::getForInductionVarOwner(value)) {
+      Interval first = below(loop.getLowerBound());
+      Interval last = below(loop.getUpperBound());
+      return {first.low, add(last.high, 1, -1)};
+    }
+    if (!op)
+      return valueBounds(value);
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
+      return operand(0);
+    if (isa<arith::AddIOp>(op)) {
+      Interval a = operand(0), b = operand(1);
+      return {add(a.low, b.low), add(a.high, b.high)};
+    }
+    if (isa<arith::SubIOp>(op)) {
+      Interval a = operand(0), b = operand(1);
+      return {add(a.low, b.high, -1), add(a.high, b.low, -1)};
+    }
+    if (isa<arith::MinSIOp, arith::MaxSIOp>(op)) {
+      bool larger = isa<arith::MaxSIOp>(op);
+      Interval a = operand(0), b = operand(1);
+      // The larger of two values is at least either's lower bound; the
+      // smaller at most either's upper bound.
+      std::optional<int64_t> low = pick(a.low, b.low, larger);
+      std::optional<int64_t> high = pick(a.high, b.high, larger);
+      if (larger && !low)
+        low = a.low ? a.low : b.low;
+      if (!larger && !high)
+        high = a.high ? a.high : b.high;
+      return {low, high};
+    }
+    if (isa<arith::MulIOp>(op)) {
+      // Of two values at least 0 (sizes, counts).
+      Interval a = operand(0), b = operand(1);
+      if (!a.low || !b.low || *a.low < 0 || *b.low < 0)
+        return valueBounds(value);
+      std::optional<int64_t> high;
+      if (a.high && b.high)
+        high = *a.high * *b.high;
+      return {*a.low * *b.low, high};
+    }
+    if (isa<arith::DivUIOp, arith::CeilDivUIOp>(op)) {
+      // Of a size or count: a low bound below 0 is the intervals' imprecision
+      // (a block's keys, `count - first` with `first` a loop's index below
+      // `count`), not a negative value.
+      Interval a = operand(0);
+      std::optional<int64_t> by = getConstantIntValue(op->getOperand(1));
+      if (!by || *by < 1 || !a.high || *a.high < 0)
+        return valueBounds(value);
+      bool ceil = isa<arith::CeilDivUIOp>(op);
+      auto divide = [&](int64_t x) {
+        return ceil ? llvm::divideCeil(x, *by) : x / *by;
+      };
+      return {divide(std::max<int64_t>(0, a.low.value_or(0))), divide(*a.high)};
+    }
+    if (auto dim = dyn_cast<memref::DimOp>(op))
+      if (std::optional<int64_t> index = dim.getConstantIndex())
+        return belowDimension(dim.getSource(), *index);
+    return valueBounds(value);
+  }
+};
 
 /// A constant upper bound (closed) of an index `value`.
-std::optional<int64_t> upperBound(Value value) { return bounds(value).high; }
+std::optional<int64_t> upperBound(Value value) {
+  return IntervalBounds().of(value).high;
+}
 
 /// The most iterations `loop` runs: its trip count, else from bounds of
 /// its bounds (a prompt's attention's blocks of keys: at most the cache's
@@ -466,11 +506,13 @@ std::optional<uint64_t> boundedTrips(scf::ForOp loop) {
   if (std::optional<APInt> trips = loop.getStaticTripCount())
     return trips->getZExtValue();
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  std::optional<int64_t> first = bounds(loop.getLowerBound()).low;
-  std::optional<int64_t> last = upperBound(loop.getUpperBound());
+  IntervalBounds bounds;
+  std::optional<int64_t> first = bounds.of(loop.getLowerBound()).low;
+  std::optional<int64_t> last = bounds.of(loop.getUpperBound()).high;
   if (!step || *step < 1 || !first || !last)
     return std::nullopt;
-  // The closed bound is one past the last index.
+  // The loop's upper bound is exclusive: at most (last - first) / step
+  // iterations, rounded up.
   return uint64_t(
       std::max<int64_t>(0, llvm::divideCeil(*last - *first, *step)));
 }
@@ -488,9 +530,10 @@ std::optional<uint64_t> boundedBytes(Value value) {
     auto type = dyn_cast<MemRefType>(value.getType());
     if (!type)
       return std::nullopt;
+    IntervalBounds bounds;
     int64_t count = 1;
     for (int64_t dim = 0; dim < type.getRank(); ++dim) {
-      std::optional<int64_t> size = dimensionBounds(value, dim, 0).high;
+      std::optional<int64_t> size = bounds.ofDimension(value, dim).high;
       if (!size || *size < 0)
         return std::nullopt;
       count *= *size;
