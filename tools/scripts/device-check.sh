@@ -5,12 +5,14 @@
 #   tools/scripts/device-check.sh [--tiny-only] [DIR]
 #       builds into DIR (default build/device-check) and packs it into
 #       DIR.tar.gz (under the 64 MiB a device call carries; unpacked there):
-#       - tiny/one ... tiny/four: GPU binaries (`linnet build --target
-#         cuda`) of four tiny configurations (f32, Batch 2; f32, Batch 3
+#       - tiny/one ... tiny/five: GPU binaries (`linnet build --target
+#         cuda`) of five tiny configurations (f32, Batch 2; f32, Batch 3
 #         with two layer groups, per-expert tensors and odd widths; bf16,
 #         Batch 2, whose prompts multiply on the tensor cores from tiles
 #         staged in shared memory; bf16, Batch 1, hidden 256, a prompt of
-#         150 tokens: the wide tensor-core layout), their checkpoints, a
+#         150 tokens: the wide tensor-core layout; bf16, Batch 1, a prompt
+#         of 1100 tokens: attention's two blocks of 1024 keys), their
+#         checkpoints, a
 #         script of entry calls each, and the logits of that script on the
 #         binary's emulated device, computed here;
 #       - full/model-b1, -b8, -b64: the full-size model (Qwen3.6-35B-A3B,
@@ -74,6 +76,11 @@ tiny four 1 "{\"calls\": [{\"entry\": \"prefill\", \"tokens\": [[$(seq -s, 1 150
   --key-heads 2 --value-heads 4 --key-dim 64 --value-dim 64 --experts 8 --topk 2 \
   --expert-inner 128 --shared-inner 128 --max-seq 256
 echo 5e-2 > "$out/tiny/four/tolerance"
+# bf16 and a prompt longer than a block of a prompt's attention (1024
+# keys): the second block's kernels rescale what the first summed.
+tiny five 1 "{\"calls\": [{\"entry\": \"prefill\", \"tokens\": [[$("$python" -c 'print(",".join(str((7 * i + 3) % 64) for i in range(1100)))')]], \"pos\": 0}, {\"entry\": \"decode\", \"tokens\": [[9]], \"pos\": 1100}]}" \
+  --seed 5 --groups 1 --dtype bf16 --rope-theta 10000000 --max-seq 1200
+echo 5e-2 > "$out/tiny/five/tolerance"
 
 if [ "$tiny_only" -eq 0 ]; then
   for batch in 1 8 64; do
@@ -86,8 +93,9 @@ cp "$top/tools/scripts/device-check-run.sh" "$out/run.sh"
 chmod +x "$out/run.sh"
 du -sh "$out"
 # What travels: the folder packed (the binaries compress about 3x; unpacked,
-# the four tiny and three full-size binaries and the tiny checkpoints are
-# about 130 MB, past the 64 MiB a device call carries; packed, 47 MB).
+# the tiny and full-size binaries and the tiny checkpoints are about 145 MB,
+# past the 64 MiB a device call carries; packed, 47 MB with four tiny
+# configurations, and the fifth packs to 4.7 MB more).
 tar -C "$out" -czf "$out.tar.gz" .
 bytes=$(stat -c %s "$out.tar.gz")
 echo "device-check: $out.tar.gz, $bytes bytes; on the GPU machine:"
