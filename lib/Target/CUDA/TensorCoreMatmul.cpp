@@ -129,18 +129,17 @@ void applyEpilogue(OpBuilder &b, Location loc,
         indicesAt(b, loc, consumer.getMatchingIndexingMap(&init), consumerIvs));
 }
 
-/// The scalar `user` sets every element of its one output to, through a
-/// permutation and reading no buffer (codegen::uniformValue: a fill's, a
-/// value from outside a generic or a constant in it); null otherwise.
-OpFoldResult filledValue(Operation *user) {
+/// Whether `user` sets every element of its one output to one scalar,
+/// through a permutation and reading no buffer (codegen::uniformValue: a
+/// fill's, a value from outside a generic or a constant in it).
+bool fillsWithOneValue(Operation *user) {
   auto op = dyn_cast<linalg::LinalgOp>(user);
-  if (!op || op.getNumDpsInits() != 1 ||
-      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isPermutation() ||
-      llvm::any_of(op.getDpsInputs(), [](Value input) {
-        return isa<ShapedType>(input.getType());
-      }))
-    return OpFoldResult();
-  return codegen::uniformValue(op).value_or(OpFoldResult());
+  return op && op.getNumDpsInits() == 1 &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isPermutation() &&
+         llvm::none_of(
+             op.getDpsInputs(),
+             [](Value input) { return isa<ShapedType>(input.getType()); }) &&
+         codegen::uniformValue(op).has_value();
 }
 
 /// The buffer `user` copies whole into `tile` (memref.copy, or linalg.copy
@@ -228,7 +227,6 @@ matchTensorCoreEpilogue(linalg::LinalgOp product) {
     return std::nullopt;
   Block *block = product->getBlock();
   Operation *start = nullptr;
-  OpFoldResult value;
   Value source;
   linalg::LinalgOp consumer;
   for (Operation *user : tile.getUsers()) {
@@ -243,12 +241,10 @@ matchTensorCoreEpilogue(linalg::LinalgOp product) {
       return std::nullopt;
     // What the tile holds before the product: a scalar, or a copy.
     Value copied = copiedInto(user, tile);
-    OpFoldResult filled = copied ? OpFoldResult() : filledValue(user);
-    if (copied || !filled.isNull()) {
+    if (copied || fillsWithOneValue(user)) {
       if (start || !user->isBeforeInBlock(product))
         return std::nullopt;
       start = user;
-      value = filled;
       source = copied;
       continue;
     }
@@ -287,7 +283,7 @@ matchTensorCoreEpilogue(linalg::LinalgOp product) {
     for (Value input : read)
       if (rootOf(init.get()) == rootOf(input))
         return std::nullopt;
-  return TensorCoreEpilogue{start, value, source, consumer, *operand};
+  return TensorCoreEpilogue{start, source, consumer, *operand};
 }
 
 std::optional<TensorCoreMatmul> matchTensorCoreMatmul(linalg::LinalgOp op,
@@ -541,12 +537,9 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   // The accumulators start from the output (its fill, or sums so far).
   SmallVector<Value> sums;
   Value filled;
-  if (epilogue && !epilogue->value.isNull())
-    filled =
-        isa<Value>(epilogue->value)
-            ? cast<Value>(epilogue->value)
-            : arith::ConstantOp::create(
-                  b, loc, cast<TypedAttr>(cast<Attribute>(epilogue->value)));
+  if (epilogue && !epilogue->source)
+    filled = codegen::materializeUniformValue(
+        b, loc, cast<linalg::LinalgOp>(epilogue->start));
   for (int64_t tile = 0; tile < accumulators && filled; ++tile)
     sums.push_back(vector::BroadcastOp::create(b, loc, sumsType, filled));
   // A copy's source has the tile's indices.

@@ -112,9 +112,9 @@ tensorCoreStageTypes(mlir::MLIRContext *context,
 /// source, and the lane applies the consumer to them and stores its
 /// results: no staged tile, no barrier before them.
 struct TensorCoreEpilogue {
+  /// The fill (its value codegen::uniformValue's) or the copy.
   mlir::Operation *start;
-  /// The scalar (a value, or a constant's attribute), or the source.
-  mlir::OpFoldResult value;
+  /// The copy's source; null for a fill.
   mlir::Value source;
   mlir::linalg::LinalgOp consumer;
   unsigned operand;
