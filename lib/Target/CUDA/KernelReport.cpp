@@ -778,25 +778,24 @@ AccessBounds accessBoundsOf(gpu::GPUFuncOp kernel, int64_t threads,
   return bounds;
 }
 
-/// The number of times a host op runs in one call: the product of the
-/// constant trip counts of its host loops (a loop of unknown count, once).
-uint64_t hostRuns(Operation *op) {
-  uint64_t runs = 1;
-  for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
-       loop = loop->getParentOfType<scf::ForOp>())
-    if (std::optional<uint64_t> trips = boundedTrips(loop))
-      runs *= *trips;
-  return runs;
-}
+/// How many times a host op runs in one call: the product of the bounded
+/// trip counts of its host loops, a loop with no bound counted once and
+/// noted in `unbounded`.
+struct HostRuns {
+  uint64_t count = 1;
+  bool unbounded = false;
+};
 
-/// Whether a host loop around `op` has a trip count with no bound (which
-/// hostRuns counts once).
-bool inRunTimeLoop(Operation *op) {
+HostRuns hostRuns(Operation *op) {
+  HostRuns runs;
   for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
-       loop = loop->getParentOfType<scf::ForOp>())
-    if (!boundedTrips(loop))
-      return true;
-  return false;
+       loop = loop->getParentOfType<scf::ForOp>()) {
+    if (std::optional<uint64_t> trips = boundedTrips(loop))
+      runs.count *= *trips;
+    else
+      runs.unbounded = true;
+  }
+  return runs;
 }
 
 /// Adds to `result` the bytes `launch` of `kernel` (none where unknown)
@@ -844,8 +843,9 @@ void addPhaseBytes(KernelLaunch &result, gpu::LaunchFuncOp launch,
 KernelLaunch launchOf(gpu::LaunchFuncOp launch) {
   KernelLaunch result;
   result.kernel = launch.getKernelName().str();
-  result.count = hostRuns(launch);
-  result.inRunTimeLoop = inRunTimeLoop(launch);
+  HostRuns runs = hostRuns(launch);
+  result.count = runs.count;
+  result.inRunTimeLoop = runs.unbounded;
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues(),
                   block = launch.getBlockSizeOperandValues();
   Value gridValues[] = {grid.x, grid.y, grid.z},
@@ -893,11 +893,10 @@ struct LaunchCollector {
       } else if (auto call = llvm::dyn_cast<func::CallOp>(op)) {
         auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
         if (callee && !callee.isExternal()) {
-          uint64_t runs = hostRuns(call);
-          bool repeated = inRunTimeLoop(call);
+          HostRuns runs = hostRuns(call);
           for (KernelLaunch launch : of(callee)) {
-            launch.count *= runs;
-            launch.inRunTimeLoop |= repeated;
+            launch.count *= runs.count;
+            launch.inRunTimeLoop |= runs.unbounded;
             launches.push_back(std::move(launch));
           }
         }
@@ -985,7 +984,7 @@ std::vector<EntryLaunches> collectEntryLaunches(ModuleOp module,
     EntryLaunches entry{function.getSymName().str(), collector.of(function)};
     function.walk([&](func::CallOp call) {
       if (call.getCallee() == kDeviceSynchronize)
-        entry.waits += hostRuns(call);
+        entry.waits += hostRuns(call).count;
     });
     entries.push_back(std::move(entry));
   }
