@@ -494,9 +494,15 @@ private:
   }
 };
 
-/// A constant upper bound (closed) of an index `value`.
+/// A constant upper bound (closed) of an index `value`: the tighter of the
+/// intervals' and ValueBounds' (which relates values the intervals take
+/// apart: `n - (n - 5)` is 5 to it).
 std::optional<int64_t> upperBound(Value value) {
-  return IntervalBounds().of(value).high;
+  std::optional<int64_t> interval = IntervalBounds().of(value).high;
+  std::optional<int64_t> related = valueBounds(value).high;
+  if (interval && related)
+    return std::min(*interval, *related);
+  return interval ? interval : related;
 }
 
 /// The most iterations `loop` runs: its trip count, else from bounds of
