@@ -1496,9 +1496,12 @@ GenValue Generator::builtin(const CallResolution &resolution,
     if (args.has("lengths"))
       lengths = rowVector(*this, args.value("lengths"), q.dims[0], at).tensor;
     ElementType element = resolveElement(type.element);
-    mlir::Value tensor = AttentionOp::create(
-        builder, at, tensorType(type.dims, element), q.tensor, k.tensor,
-        v.tensor, offset.tensor, scale, lengths);
+    mlir::Value tensor =
+        AttentionOp::create(builder, at, tensorType(type.dims, element),
+                            q.tensor, k.tensor, v.tensor, offset.tensor, scale,
+                            lengths, /*start=*/mlir::Value(),
+                            emptyTensor(type.dims, element, at))
+            .getOutput();
     return GenValue::ofTensor(tensor, type.dims, element);
   }
   case BuiltinId::DeltaRule: {

@@ -76,6 +76,13 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
     run-time number of tokens, a decode step's of one) is left as it is,
     for a target that runs its scan with code of its own (the CUDA target's
     warp scan, in its kernel's threads, after bufferization).
+
+    With `keep-prompt-attention` an attention inside a dispatch region
+    (an `scf.forall`) whose lowering configuration tiles its queries (a
+    prompt's tile of queries, which a target tiles so only where it runs
+    the tile with a kernel of its own: the CUDA target's tensor-core
+    attention, after bufferization) is left as it is; any other is
+    lowered.
   }];
   let options = [
     Option<"attentionKeyBlock", "attention-key-block", "int64_t", "256",
@@ -112,6 +119,9 @@ def LinnetLowerToLinalg : Pass<"linnet-lower-to-linalg"> {
            "Lower a routed matmul inside a region as loops over its slots">,
     Option<"keepSequenceScans", "keep-sequence-scans", "bool", "false",
            "Leave every delta rule for the target's own scan">,
+    Option<"keepPromptAttention", "keep-prompt-attention", "bool", "false",
+           "Leave a prompt's attention inside a dispatch region for the "
+           "target's own kernel">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

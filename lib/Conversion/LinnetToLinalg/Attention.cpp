@@ -14,6 +14,7 @@
 //   acc[b,h,g,s,e]    = sum_l weights * v[b,h,l,e]
 //   out               = rowSum > 0 ? round(acc / rowSum) : 0
 //
+// (query s of a tile that starts at `start` sits at offset[b] + start + s)
 // in blocks of keys with an online softmax; a block works on the queries
 // that may see one of its keys (causal: those from its first key less the
 // largest offset on), about half a prompt's scores.
@@ -110,7 +111,7 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
     MLIRContext *context = rewriter.getContext();
     Value key = op.getKey(), value = op.getValue(), offset = op.getOffset(),
           scale = op.getScale(), lengths = op.getLengths();
-    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    auto resultType = cast<RankedTensorType>(op.getOutput().getType());
     Type elementType = resultType.getElementType();
     Type f32 = rewriter.getF32Type();
 
@@ -132,7 +133,12 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                   .getResult();
     Value query =
         expandQueryHeads(rewriter, loc, op.getQuery(), keyHeads, group);
+    // Positions count from `start` (a tile of queries): the largest offset
+    // and each query's position take it in.
+    Value start = op.getStart();
     Value largest = largestOffset(rewriter, loc, offset, querySizes[0]);
+    if (start)
+      largest = arith::AddIOp::create(rewriter, loc, largest, start);
     Value keyCount =
         attendedKeyCount(rewriter, loc, largest, querySizes[2], keySizes[2]);
     // Whether a block of keys may skip the queries before it: not where there
@@ -286,6 +292,8 @@ struct AttentionLowering : OpRewritePattern<AttentionOp> {
                     Value s = arith::AddIOp::create(
                         nb, bloc, queryStart,
                         linalg::IndexOp::create(nb, bloc, S));
+                    if (start)
+                      s = arith::AddIOp::create(nb, bloc, s, start);
                     Value l = arith::AddIOp::create(
                         nb, bloc, first, linalg::IndexOp::create(nb, bloc, L));
                     Value last = arith::AddIOp::create(

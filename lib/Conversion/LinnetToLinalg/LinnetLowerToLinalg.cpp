@@ -10,6 +10,7 @@
 
 #include "LoweringUtils.h"
 
+#include "linnet/Codegen/LoweringConfig.h"
 #include "linnet/Conversion/LinnetToLinalg/LinnetToLinalg.h"
 #include "linnet/Conversion/Passes.h"
 #include "linnet/Dialect/Linnet/IR/LinnetDialect.h"
@@ -42,6 +43,19 @@ void linnet::populateLinnetToLinalgPatterns(
 }
 
 namespace {
+/// Whether `op` is attention inside a dispatch region whose configuration
+/// tiles its queries: a prompt's tile of queries, which a target tiles so
+/// only where a kernel of its own runs it (a decode step's one query, or a
+/// prompt the target lowers, keeps the queries whole).
+bool isPromptAttentionInRegion(Operation *op) {
+  auto attention = dyn_cast<linnet::AttentionOp>(op);
+  if (!attention || !op->getParentOfType<scf::ForallOp>())
+    return false;
+  auto config = op->getAttrOfType<linnet::LoweringConfigAttr>(
+      linnet::codegen::kLoweringConfigName);
+  return config && config.getThread().size() == 3 && config.getThread()[2] != 0;
+}
+
 struct LinnetLowerToLinalgPass
     : linnet::impl::LinnetLowerToLinalgBase<LinnetLowerToLinalgPass> {
   using Base::Base;
@@ -84,6 +98,7 @@ struct LinnetLowerToLinalgPass
         [&](Operation *op) {
           return (keepTileable && isa<TilingInterface>(op)) ||
                  (keepSequenceScans && isa<linnet::DeltaRuleOp>(op)) ||
+                 (keepPromptAttention && isPromptAttentionInRegion(op)) ||
                  (keepSlotProducts && linnet::lowering::isFusibleSlotProduct(
                                           op, experts.groupedSlotsPerExpert));
         });

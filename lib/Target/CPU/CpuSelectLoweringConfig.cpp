@@ -222,8 +222,8 @@ specialOpThreadTiles(Operation *op,
     SmallVector<int64_t> sizes(shape(attention.getQuery()));
     sizes.push_back(shape(attention.getKey())[2]);
     if (workOf(sizes) < 2 * kMinTileElements)
-      return SmallVector<int64_t>{0, 0};
-    return SmallVector<int64_t>{1, 1};
+      return SmallVector<int64_t>{0, 0, 0};
+    return SmallVector<int64_t>{1, 1, 0};
   }
   if (auto deltaRule = dyn_cast<linnet::DeltaRuleOp>(op)) {
     // Every step reads and writes each head's [K, V] state: B * S * N * V * K.

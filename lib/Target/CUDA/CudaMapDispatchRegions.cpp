@@ -14,6 +14,7 @@
 #include "KernelNames.h"
 #include "LaunchParts.h"
 #include "PassDetail.h"
+#include "TensorCoreAttention.h"
 #include "TensorCoreMatmul.h"
 #include "WarpReduction.h"
 #include "WarpScan.h"
@@ -187,9 +188,12 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
   }
   SmallVector<Operation *> writes;
   SmallVector<linnet::DeltaRuleOp> scans;
+  SmallVector<linnet::AttentionOp> attentions;
   launch.walk([&](Operation *op) {
     if (auto scan = dyn_cast<linnet::DeltaRuleOp>(op))
       scans.push_back(scan);
+    else if (auto attention = dyn_cast<linnet::AttentionOp>(op))
+      attentions.push_back(attention);
     else if (writesOutsideLinalg(op))
       writes.push_back(op);
   });
@@ -206,6 +210,23 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
     gpu::BarrierOp::create(rewriter, loc);
     if (failed(linnet::lowerDeltaRuleToWarps(rewriter, scan, thread,
                                              threadsPerBlock)))
+      return failure();
+  }
+  // A prompt's attention (kept an op through bufferization): a tile of
+  // queries on the tensor cores, its keys and values staged a step at a
+  // time in two workgroup buffers.
+  for (linnet::AttentionOp attention : attentions) {
+    Location loc = attention.getLoc();
+    if (!linnet::matchTensorCoreAttention(attention, threadsPerBlock))
+      return attention.emitOpError(
+          "is kept for the tensor cores but has no tensor-core form");
+    SmallVector<Value> stages;
+    for (MemRefType type : linnet::tensorCoreAttentionStageTypes(attention))
+      stages.push_back(launch.addWorkgroupAttribution(type, loc));
+    rewriter.setInsertionPointAfter(attention);
+    gpu::BarrierOp::create(rewriter, loc);
+    if (failed(linnet::lowerAttentionToTensorCores(rewriter, attention, thread,
+                                                   threadsPerBlock, stages)))
       return failure();
   }
   SmallVector<linalg::LinalgOp> ops;
@@ -391,13 +412,13 @@ void replaceByWorkgroupBuffer(RewriterBase &rewriter, Operation *allocation,
 }
 
 /// The kernel of the `index`th region of `func`, after the kind of the
-/// region's last linalg op or delta rule (its root) and the Linnet source
-/// line it computes, as `SparseMoe_forward_39_generic_moe_25`.
+/// region's last linalg op, delta rule or attention (its root) and the Linnet
+/// source line it computes, as `SparseMoe_forward_39_generic_moe_25`.
 std::string regionKernelName(func::FuncOp func, unsigned index,
                              Operation *region) {
   Operation *root = nullptr;
   region->walk([&](Operation *op) {
-    if (isa<linalg::LinalgOp, linnet::DeltaRuleOp>(op))
+    if (isa<linalg::LinalgOp, linnet::DeltaRuleOp, linnet::AttentionOp>(op))
       root = op;
   });
   if (!root)

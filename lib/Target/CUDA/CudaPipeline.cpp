@@ -128,6 +128,9 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   lowering.slotLoopsInRegions = true;
   // A prompt's delta rule stays an op until its kernel's warps run it.
   lowering.keepSequenceScans = true;
+  // A prompt's attention too, until its kernel's warps run it on the
+  // tensor cores (TensorCoreAttention.h).
+  lowering.keepPromptAttention = true;
   // A prompt's attention scores and weights in bf16, so that the weights'
   // product with the values takes the tensor cores and the scores, a
   // block's largest tensors, move half the bytes.

@@ -13,6 +13,7 @@
 
 #include "Libdevice.h"
 #include "PassDetail.h"
+#include "TensorCoreAttention.h"
 #include "TensorCoreMatmul.h"
 #include "WarpReduction.h"
 
@@ -56,7 +57,8 @@ SmallVector<int64_t> blockTile(linalg::LinalgOp op, int64_t threads) {
 /// 8 columns of state, not 32 each moving a head's 128 KiB); attention's,
 /// where every operand has a static shape (a decode step's: a tile of a
 /// dynamic extent would need buffers of no bound in the block), a row and a
-/// head. None for other ops.
+/// head; a prompt's, where the tensor cores take it (TensorCoreAttention.h),
+/// a row, a head and 64 queries. None for other ops.
 std::optional<SmallVector<int64_t>> specialOpTile(Operation *op,
                                                   int64_t threadsPerBlock) {
   bool staticShapes = llvm::all_of(op->getOperandTypes(), [](Type type) {
@@ -67,8 +69,12 @@ std::optional<SmallVector<int64_t>> specialOpTile(Operation *op,
   // it as a warp scan), a row and a head's columns a block.
   if (isa<linnet::DeltaRuleOp>(op))
     return SmallVector<int64_t>{1, 1, threadsPerBlock / linnet::kWarpSize};
-  if (staticShapes && isa<linnet::AttentionOp>(op))
-    return SmallVector<int64_t>{1, 1};
+  if (auto attention = dyn_cast<linnet::AttentionOp>(op)) {
+    if (linnet::matchTensorCoreAttention(attention, threadsPerBlock))
+      return SmallVector<int64_t>{1, 1, linnet::kAttentionQueryTile};
+    if (staticShapes)
+      return SmallVector<int64_t>{1, 1, 0};
+  }
   return std::nullopt;
 }
 

@@ -16,6 +16,8 @@
 
 #include "TensorCoreMatmul.h"
 
+#include "IndexBuilder.h"
+
 #include "HostBuffers.h"
 #include "WarpReduction.h"
 #include "linnet/Codegen/ShapeBounds.h"
@@ -394,6 +396,62 @@ tensorCoreStageTypes(MLIRContext *context, ArrayRef<TensorCoreLayout> layouts) {
   return {stage(rows), stage(columns)};
 }
 
+Value loadStageChunk(
+    OpBuilder &b, Location loc, Value whole,
+    function_ref<Value(OpBuilder &, Location)> vector,
+    function_ref<Value(OpBuilder &, Location, int64_t)> element) {
+  auto type = VectorType::get({kStageChunk}, b.getBF16Type());
+  return scf::IfOp::create(
+             b, loc, whole,
+             [&](OpBuilder &then, Location at) {
+               scf::YieldOp::create(then, at, vector(then, at));
+             },
+             [&](OpBuilder &otherwise, Location at) {
+               SmallVector<Value> elements;
+               for (int64_t e = 0; e < kStageChunk; ++e)
+                 elements.push_back(element(otherwise, at, e));
+               scf::YieldOp::create(
+                   otherwise, at,
+                   vector::FromElementsOp::create(otherwise, at, type, elements)
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+void storeStageChunk(OpBuilder &b, Location loc, Value elements, Value stage,
+                     Value at, Value inStage) {
+  auto store = [&] {
+    vector::StoreOp::create(b, loc, elements, stage, ValueRange{at},
+                            /*nontemporal=*/false,
+                            llvm::MaybeAlign(kVectorBytes));
+  };
+  if (!inStage)
+    return store();
+  scf::IfOp::create(b, loc, inStage, [&](OpBuilder &, Location) {
+    store();
+    scf::YieldOp::create(b, loc);
+  });
+}
+
+Value inDefaultMemorySpace(OpBuilder &b, Location loc, Value stage) {
+  auto type = cast<MemRefType>(stage.getType());
+  return memref::MemorySpaceCastOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), stage);
+}
+
+Value bFragmentOf(OpBuilder &b, Location loc, Value matrices, int64_t of) {
+  auto type = VectorType::get(
+      {2, 2}, cast<VectorType>(matrices.getType()).getElementType());
+  Value fragment = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+  for (int64_t reg = 0; reg < 2; ++reg)
+    fragment = vector::InsertOp::create(
+        b, loc,
+        vector::ExtractOp::create(b, loc, matrices,
+                                  ArrayRef<int64_t>{2 * of + reg}),
+        fragment, ArrayRef<int64_t>{reg});
+  return fragment;
+}
+
 LogicalResult
 lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
                    const TensorCoreMatmul &matmul, Value thread,
@@ -405,21 +463,7 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
     rewriter.moveOpBefore(op, epilogue->consumer);
   rewriter.setInsertionPoint(op);
   OpBuilder &b = rewriter;
-  auto constant = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  };
-  auto add = [&](Value lhs, Value rhs) -> Value {
-    return arith::AddIOp::create(b, loc, lhs, rhs);
-  };
-  auto mul = [&](Value lhs, int64_t rhs) -> Value {
-    return arith::MulIOp::create(b, loc, lhs, constant(rhs));
-  };
-  auto below = [&](Value lhs, Value rhs) -> Value {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lhs, rhs);
-  };
-  auto both = [&](Value lhs, Value rhs) -> Value {
-    return arith::AndIOp::create(b, loc, lhs, rhs);
-  };
+  IndexBuilder index{b, loc};
 
   SmallVector<Value> extents;
   for (Range range : op.createLoopRanges(rewriter, loc))
@@ -432,18 +476,18 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   // 8 (t mod parts) of its tile.
   const int64_t fragments = layout.rowFragments, parts = layout.columnParts;
   const int64_t accumulators = fragments * parts;
-  Value warpSize = constant(kWarpSize);
+  Value warpSize = index.constant(kWarpSize);
   Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
   Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
-  Value group = arith::DivUIOp::create(b, loc, lane, constant(4));
-  Value quad = arith::RemUIOp::create(b, loc, lane, constant(4));
+  Value group = arith::DivUIOp::create(b, loc, lane, index.constant(4));
+  Value quad = arith::RemUIOp::create(b, loc, lane, index.constant(4));
   // Warp w's tile is row (w mod 4), column (w / 4) of the block tile's.
-  Value warpRow =
-      mul(arith::RemUIOp::create(b, loc, warp, constant(kBlockRowWarps)),
-          layout.warpRows());
-  Value warpColumn =
-      mul(arith::DivUIOp::create(b, loc, warp, constant(kBlockRowWarps)),
-          layout.warpColumns());
+  Value warpRow = index.mul(
+      arith::RemUIOp::create(b, loc, warp, index.constant(kBlockRowWarps)),
+      layout.warpRows());
+  Value warpColumn = index.mul(
+      arith::DivUIOp::create(b, loc, warp, index.constant(kBlockRowWarps)),
+      layout.warpColumns());
 
   OpOperand &lhs = *op.getDpsInputOperand(matmul.lhs);
   OpOperand &rhs = *op.getDpsInputOperand(matmul.rhs);
@@ -453,16 +497,11 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   // The stages as the block's copies write them (in the default memory
   // space, as a kernel's other buffers: NVPTX infers the shared one back);
   // ldmatrix reads `stages` themselves, in the workgroup space it needs.
-  Value stage[2];
-  for (unsigned side = 0; side < 2; ++side) {
-    auto type = cast<MemRefType>(stages[side].getType());
-    stage[side] = memref::MemorySpaceCastOp::create(
-        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-        stages[side]);
-  }
+  Value stage[2] = {inDefaultMemorySpace(b, loc, stages[0]),
+                    inDefaultMemorySpace(b, loc, stages[1])};
   // Whether each input is read as 16-byte vectors: contiguous along the
   // depth (known here) and aligned (known at run time).
-  constexpr int64_t kChunk = kVectorBytes / 2;
+  constexpr int64_t kChunk = kStageChunk;
   Value asVectors[2];
   OpOperand *sides[2] = {&lhs, &rhs};
   for (unsigned side = 0; side < 2; ++side)
@@ -481,28 +520,29 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
       counts.push_back(extents[d]);
     }
   counts.push_back(
-      arith::CeilDivUIOp::create(b, loc, rows, constant(tileRows)));
+      arith::CeilDivUIOp::create(b, loc, rows, index.constant(tileRows)));
   counts.push_back(
-      arith::CeilDivUIOp::create(b, loc, columns, constant(tileColumns)));
-  Value total = constant(1);
+      arith::CeilDivUIOp::create(b, loc, columns, index.constant(tileColumns)));
+  Value total = index.constant(1);
   for (Value count : counts)
     total = arith::MulIOp::create(b, loc, total, count);
-  auto tiles = scf::ForOp::create(b, loc, constant(0), total, constant(1));
+  auto tiles =
+      scf::ForOp::create(b, loc, index.constant(0), total, index.constant(1));
   b.setInsertionPointToStart(tiles.getBody());
   ValueRange position =
       affine::AffineDelinearizeIndexOp::create(b, loc, tiles.getInductionVar(),
                                                counts, /*hasOuterBound=*/true)
           .getResults();
-  SmallVector<Value> base(extents.size(), constant(0));
-  for (auto [d, index] : llvm::zip(others, position))
-    base[d] = index;
-  Value tileFirst[2] = {mul(position[others.size()], tileRows),
-                        mul(position[others.size() + 1], tileColumns)};
+  SmallVector<Value> base(extents.size(), index.constant(0));
+  for (auto [d, at] : llvm::zip(others, position))
+    base[d] = at;
+  Value tileFirst[2] = {index.mul(position[others.size()], tileRows),
+                        index.mul(position[others.size() + 1], tileColumns)};
   Value sideExtent[2] = {rows, columns};
   unsigned sideLoop[2] = {matmul.m, matmul.n};
   int64_t sideRows[2] = {tileRows, tileColumns};
-  Value firstRow = add(tileFirst[0], warpRow);
-  Value firstColumn = add(tileFirst[1], warpColumn);
+  Value firstRow = index.add(tileFirst[0], warpRow);
+  Value firstColumn = index.add(tileFirst[1], warpColumn);
 
   // This lane's rows and columns of the accumulators, and whether each
   // lies inside the product.
@@ -510,16 +550,19 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   for (int64_t fragment = 0; fragment < fragments; ++fragment)
     for (int64_t half = 0; half < 2; ++half) {
       laneRows[fragment][half] =
-          add(add(firstRow, group), constant(kMmaRows * fragment + 8 * half));
-      rowInside[fragment][half] = below(laneRows[fragment][half], rows);
+          index.add(index.add(firstRow, group),
+                    index.constant(kMmaRows * fragment + 8 * half));
+      rowInside[fragment][half] = index.below(laneRows[fragment][half], rows);
     }
   SmallVector<std::array<Value, 2>> sumColumns(parts), sumColumnInside(parts);
   for (int64_t part = 0; part < parts; ++part) {
-    Value partColumn = add(firstColumn, constant(kMmaColumns * part));
+    Value partColumn =
+        index.add(firstColumn, index.constant(kMmaColumns * part));
     for (int64_t pair = 0; pair < 2; ++pair) {
-      sumColumns[part][pair] =
-          add(add(partColumn, mul(quad, 2)), constant(pair));
-      sumColumnInside[part][pair] = below(sumColumns[part][pair], columns);
+      sumColumns[part][pair] = index.add(
+          index.add(partColumn, index.mul(quad, 2)), index.constant(pair));
+      sumColumnInside[part][pair] =
+          index.below(sumColumns[part][pair], columns);
     }
   }
   auto sumsType = VectorType::get({2, 2}, f32);
@@ -530,8 +573,8 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
     return ivs;
   };
   auto outInside = [&](int64_t tile, int64_t half, int64_t pair) {
-    return both(rowInside[tile / parts][half],
-                sumColumnInside[tile % parts][pair]);
+    return index.both(rowInside[tile / parts][half],
+                      sumColumnInside[tile % parts][pair]);
   };
 
   // The accumulators start from the output (its fill, or sums so far).
@@ -570,19 +613,21 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   for (unsigned side = 0; side < 2; ++side) {
     int64_t count = sideRows[side] * kChunksPerRow;
     for (int64_t first = 0; first < count; first += threadsPerBlock)
-      chunks.push_back({side, add(thread, constant(first)),
+      chunks.push_back({side, index.add(thread, index.constant(first)),
                         first + threadsPerBlock > count});
   }
   auto chunkRow = [&](const Chunk &chunk) -> Value {
-    return arith::DivUIOp::create(b, loc, chunk.index, constant(kChunksPerRow));
+    return arith::DivUIOp::create(b, loc, chunk.index,
+                                  index.constant(kChunksPerRow));
   };
   auto chunkDepth = [&](const Chunk &chunk) {
-    return mul(
-        arith::RemUIOp::create(b, loc, chunk.index, constant(kChunksPerRow)),
-        kChunk);
+    return index.mul(arith::RemUIOp::create(b, loc, chunk.index,
+                                            index.constant(kChunksPerRow)),
+                     kChunk);
   };
   auto chunkInTile = [&](const Chunk &chunk) {
-    return below(chunk.index, constant(sideRows[chunk.side] * kChunksPerRow));
+    return index.below(chunk.index,
+                       index.constant(sideRows[chunk.side] * kChunksPerRow));
   };
   // A chunk's elements at depth `step` on: a 16-byte load where it may
   // be one (the whole chunk inside), element by element otherwise, zero
@@ -591,52 +636,36 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
     OpOperand &operand = *sides[chunk.side];
     SmallVector<Value> ivs = base;
     unsigned loop = sideLoop[chunk.side];
-    ivs[loop] = add(tileFirst[chunk.side], chunkRow(chunk));
-    ivs[matmul.k] = add(step, chunkDepth(chunk));
-    Value rowInside = below(ivs[loop], sideExtent[chunk.side]);
+    ivs[loop] = index.add(tileFirst[chunk.side], chunkRow(chunk));
+    ivs[matmul.k] = index.add(step, chunkDepth(chunk));
+    Value rowInside = index.below(ivs[loop], sideExtent[chunk.side]);
     if (chunk.mayBePast)
-      rowInside = both(rowInside, chunkInTile(chunk));
-    Value whole =
-        both(rowInside, below(add(ivs[matmul.k], constant(kChunk - 1)), depth));
-    auto load = scf::IfOp::create(
-        b, loc, both(whole, asVectors[chunk.side]),
-        [&](OpBuilder &, Location at) {
-          Value loaded = vector::LoadOp::create(
+      rowInside = index.both(rowInside, chunkInTile(chunk));
+    Value whole = index.both(
+        rowInside,
+        index.below(index.add(ivs[matmul.k], index.constant(kChunk - 1)),
+                    depth));
+    return loadStageChunk(
+        b, loc, index.both(whole, asVectors[chunk.side]),
+        [&](OpBuilder &, Location at) -> Value {
+          return vector::LoadOp::create(
               b, at, chunkType, operand.get(),
               indicesAt(b, at, op.getMatchingIndexingMap(&operand), ivs),
               /*nontemporal=*/false, llvm::MaybeAlign(kVectorBytes));
-          scf::YieldOp::create(b, at, loaded);
         },
-        [&](OpBuilder &, Location at) {
-          SmallVector<Value> elements;
-          for (int64_t e = 0; e < kChunk; ++e) {
-            SmallVector<Value> elementIvs = ivs;
-            elementIvs[matmul.k] = add(ivs[matmul.k], constant(e));
-            Value inside = both(rowInside, below(elementIvs[matmul.k], depth));
-            elements.push_back(
-                loadOrZero(b, at, op, operand, elementIvs, inside));
-          }
-          scf::YieldOp::create(
-              b, at,
-              vector::FromElementsOp::create(b, at, chunkType, elements)
-                  .getResult());
+        [&](OpBuilder &, Location at, int64_t e) {
+          SmallVector<Value> elementIvs = ivs;
+          elementIvs[matmul.k] = index.add(ivs[matmul.k], index.constant(e));
+          Value inside =
+              index.both(rowInside, index.below(elementIvs[matmul.k], depth));
+          return loadOrZero(b, at, op, operand, elementIvs, inside);
         });
-    return load.getResult(0);
   };
   auto storeChunk = [&](const Chunk &chunk, Value elements) {
-    auto store = [&] {
-      Value at =
-          add(mul(chunkRow(chunk), kStageRowElements), chunkDepth(chunk));
-      vector::StoreOp::create(b, loc, elements, stage[chunk.side],
-                              ValueRange{at}, /*nontemporal=*/false,
-                              llvm::MaybeAlign(kVectorBytes));
-    };
-    if (!chunk.mayBePast)
-      return store();
-    scf::IfOp::create(b, loc, chunkInTile(chunk), [&](OpBuilder &, Location) {
-      store();
-      scf::YieldOp::create(b, loc);
-    });
+    storeStageChunk(b, loc, elements, stage[chunk.side],
+                    index.add(index.mul(chunkRow(chunk), kStageRowElements),
+                              chunkDepth(chunk)),
+                    chunk.mayBePast ? chunkInTile(chunk) : Value());
   };
 
   // The first step's chunks are loaded before the loop, each later step's
@@ -644,9 +673,9 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   // flight during the previous step's mma.sync.
   SmallVector<Value> carried = sums;
   for (const Chunk &chunk : chunks)
-    carried.push_back(loadChunk(chunk, constant(0)));
-  auto steps = scf::ForOp::create(b, loc, constant(0), depth,
-                                  constant(kStageDepth), carried);
+    carried.push_back(loadChunk(chunk, index.constant(0)));
+  auto steps = scf::ForOp::create(b, loc, index.constant(0), depth,
+                                  index.constant(kStageDepth), carried);
   b.setInsertionPointToStart(steps.getBody());
   Value step = steps.getInductionVar();
   // The last step's reads of the stages (or the previous tile's, or an
@@ -657,7 +686,7 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
     storeChunk(chunk, elements);
   gpu::BarrierOp::create(b, loc);
   SmallVector<Value> next;
-  Value nextStep = add(step, constant(kStageDepth));
+  Value nextStep = index.add(step, index.constant(kStageDepth));
   for (const Chunk &chunk : chunks)
     next.push_back(loadChunk(chunk, nextStep));
 
@@ -670,42 +699,39 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   auto loadMatrices = [&](unsigned side, Value row, Value at) {
     return nvgpu::LdMatrixOp::create(
         b, loc, fragmentsType, stages[side],
-        ValueRange{add(mul(row, kStageRowElements), at)},
+        ValueRange{index.add(index.mul(row, kStageRowElements), at)},
         /*transpose=*/false, /*numTiles=*/4);
   };
-  Value laneIn8 = arith::RemUIOp::create(b, loc, lane, constant(8));
-  Value laneIn16 = arith::RemUIOp::create(b, loc, lane, constant(16));
-  Value laneHalf = arith::DivUIOp::create(b, loc, lane, constant(16));
+  Value laneIn8 = arith::RemUIOp::create(b, loc, lane, index.constant(8));
+  Value laneIn16 = arith::RemUIOp::create(b, loc, lane, index.constant(16));
+  Value laneHalf = arith::DivUIOp::create(b, loc, lane, index.constant(16));
   Value laneOddEighth = arith::RemUIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lane, constant(8)), constant(2));
+      b, loc, arith::DivUIOp::create(b, loc, lane, index.constant(8)),
+      index.constant(2));
   SmallVector<Value> current(
       steps.getRegionIterArgs().take_front(accumulators));
   for (int64_t half = 0; half < kStageDepth / kMmaDepth; ++half) {
-    Value depth = constant(kMmaDepth * half);
+    Value depth = index.constant(kMmaDepth * half);
     // A of each 16 rows: matrices (rows 0-7, 8-15) x (depths 0-7, 8-15),
     // rows first: lane l gives row l mod 16 at depth 8 (l / 16).
     SmallVector<Value> a;
     for (int64_t fragment = 0; fragment < fragments; ++fragment)
       a.push_back(loadMatrices(
-          0, add(add(warpRow, constant(kMmaRows * fragment)), laneIn16),
-          add(depth, mul(laneHalf, 8))));
+          0,
+          index.add(index.add(warpRow, index.constant(kMmaRows * fragment)),
+                    laneIn16),
+          index.add(depth, index.mul(laneHalf, 8))));
     for (int64_t part = 0; part < parts; part += 2) {
       // B of two parts: matrices (part, depths 0-7), (part, 8-15), (part
       // + 1, 0-7), (part + 1, 8-15): lane l gives column 8 (part + l / 16)
       // + l mod 8 at depth 8 (l / 8 mod 2).
-      Value column = add(add(warpColumn, constant(kMmaColumns * part)),
-                         add(mul(laneHalf, kMmaColumns), laneIn8));
-      Value matrices =
-          loadMatrices(1, column, add(depth, mul(laneOddEighth, 8)));
+      Value column =
+          index.add(index.add(warpColumn, index.constant(kMmaColumns * part)),
+                    index.add(index.mul(laneHalf, kMmaColumns), laneIn8));
+      Value matrices = loadMatrices(
+          1, column, index.add(depth, index.mul(laneOddEighth, 8)));
       for (int64_t of = 0; of < 2; ++of) {
-        Value bFragment = arith::ConstantOp::create(
-            b, loc, b.getZeroAttr(VectorType::get({2, 2}, bf16)));
-        for (int64_t reg = 0; reg < 2; ++reg)
-          bFragment = vector::InsertOp::create(
-              b, loc,
-              vector::ExtractOp::create(b, loc, matrices,
-                                        ArrayRef<int64_t>{2 * of + reg}),
-              bFragment, ArrayRef<int64_t>{reg});
+        Value bFragment = bFragmentOf(b, loc, matrices, of);
         for (int64_t fragment = 0; fragment < fragments; ++fragment) {
           Value &sum = current[fragment * parts + part + of];
           sum = nvgpu::MmaSyncOp::create(
@@ -748,20 +774,19 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
     Operation *allocation = tile.getDefiningOp();
     for (Operation *user : llvm::make_early_inc_range(tile.getUsers())) {
       auto dim = dyn_cast<memref::DimOp>(user);
-      std::optional<int64_t> index =
-          dim ? dim.getConstantIndex() : std::nullopt;
-      if (!index) {
+      std::optional<int64_t> axis = dim ? dim.getConstantIndex() : std::nullopt;
+      if (!axis) {
         rewriter.eraseOp(user);
         continue;
       }
       auto type = cast<MemRefType>(tile.getType());
       rewriter.setInsertionPoint(dim);
-      if (type.isDynamicDim(*index))
+      if (type.isDynamicDim(*axis))
         rewriter.replaceOp(
-            dim, allocation->getOperand(type.getDynamicDimIndex(*index)));
+            dim, allocation->getOperand(type.getDynamicDimIndex(*axis)));
       else
         rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(
-            dim, type.getDimSize(*index));
+            dim, type.getDimSize(*axis));
     }
     rewriter.eraseOp(allocation);
     return success();

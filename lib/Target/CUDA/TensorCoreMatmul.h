@@ -125,6 +125,37 @@ struct TensorCoreEpilogue {
 std::optional<TensorCoreEpilogue>
 matchTensorCoreEpilogue(mlir::linalg::LinalgOp product);
 
+/// Elements a thread copies into a stage at once: 16 bytes of bf16.
+inline constexpr int64_t kStageChunk = 8;
+
+/// A chunk of kStageChunk bf16 elements bound for a stage: `vector` (one
+/// 16-byte load) where `whole` holds, else each element from `element`
+/// (zero past an edge).
+mlir::Value loadStageChunk(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value whole,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location)> vector,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, int64_t)>
+        element);
+
+/// Stores a chunk at element `at` of `stage` (16-byte aligned there), only
+/// where `inStage` holds (null: always; a thread's last chunk may lie past
+/// the stage).
+void storeStageChunk(mlir::OpBuilder &b, mlir::Location loc,
+                     mlir::Value elements, mlir::Value stage, mlir::Value at,
+                     mlir::Value inStage);
+
+/// `stage` (a workgroup buffer) in the default memory space, as a kernel's
+/// copies write it and its loads read it (NVPTX infers the shared space
+/// back); ldmatrix reads the workgroup buffer itself.
+mlir::Value inDefaultMemorySpace(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Value stage);
+
+/// B fragment `of` (0 or 1) of an ldmatrix of four 8 x 8 matrices that read
+/// (columns 0-7, depths 0-7), (0-7, 8-15), (8-15, 0-7), (8-15, 8-15): the
+/// fragments of two parts of 8 columns, a 16 of the depth.
+mlir::Value bFragmentOf(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value matrices, int64_t of);
+
 /// Replaces `op` (on buffers) by code in a block of `threadsPerBlock`
 /// threads, `thread` this one's id, `stages` workgroup buffers of
 /// tensorCoreStageTypes: for each block tile of the output (its layout's),

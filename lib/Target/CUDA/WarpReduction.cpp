@@ -89,11 +89,15 @@ bool readsContiguously(linalg::LinalgOp op, OpOperand &operand, unsigned red) {
   for (unsigned r = 0; r < last; ++r)
     if (map.getResult(r).isFunctionOfDim(red))
       return false;
+  return hasUnitLastStride(type);
+}
+
+bool hasUnitLastStride(MemRefType type) {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)))
     return false;
-  return strides.back() == 1;
+  return !strides.empty() && strides.back() == 1;
 }
 
 Value alignedForVectors(OpBuilder &b, Location loc, Value memref) {

@@ -31,6 +31,10 @@ inline constexpr int64_t kVectorBytes = 16;
 bool readsContiguously(mlir::linalg::LinalgOp op, mlir::OpOperand &operand,
                        unsigned red);
 
+/// Whether `type`'s layout has a unit stride along its last axis (known
+/// statically).
+bool hasUnitLastStride(mlir::MemRefType type);
+
 /// An i1: whether `memref`'s first element and every row (each stride but
 /// the unit one) fall on 16-byte boundaries, as vector accesses of
 /// kVectorBytes along its last axis need (known only at run time).

@@ -25,15 +25,16 @@
 // RUN: cat %s %S/Inputs/generators.mlir | not linnet-opt --linnet-lower-to-linalg="attention-key-block=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // BLOCK: error: attention-key-block must be at least 1
 // Tiled as an op by the CPU pipeline (the configurations pinned on the ops:
-// a row and two query heads, the group of one key head, per tile; two rows
-// and one query head), each tile lowered in its dispatch region:
+// a row and two query heads, the group of one key head, per tile; two rows,
+// one query head and two queries, a tile of queries from 0 or 2 on, whose
+// positions take in its start), each tile lowered in its dispatch region:
 // RUN: cat %s %S/Inputs/generators.mlir | linnet-opt --linnet-cpu-pipeline \
 // RUN:   | %run-main-openmp | %refpython %S/Inputs/attention.py | FileCheck %s
 // RUN: cat %s %S/Inputs/generators.mlir \
 // RUN:   | linnet-opt --linnet-cpu-pipeline="stop-after=linalg" \
 // RUN:   | FileCheck %s --check-prefix=TILED
 // TILED: scf.forall ({{.*}}) = (0, 0) to (2, 4) step (1, 2)
-// TILED: scf.forall ({{.*}}) in (4)
+// TILED: scf.forall ({{.*}}) = (0, 0) to (4, 3) step (1, 2)
 // TILED-NOT: linnet.attention
 //
 // Tolerance: 1e-5 absolute plus 1e-4 relative. Inputs are rebuilt from sin()
@@ -71,20 +72,22 @@ func.func @main() {
   %offset = arith.constant dense<[2, -1]> : tensor<2xi32>
   %lengths = arith.constant dense<[4, 2]> : tensor<2xi32>
   %scale = arith.constant 0.35 : f32
-  %out = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths
+  %init_out = tensor.empty() : tensor<2x4x3x6xf32>
+  %out = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths into %init_out
       {linnet.lowering_config = #linnet.lowering_config<
-          thread = [1, 2], reduction = [0, 0], vector = [1, 1]>}
+          thread = [1, 2, 0], reduction = [0, 0, 0], vector = [1, 1, 1]>}
       : (tensor<2x4x3x7xf32>, tensor<2x2x5x7xf32>, tensor<2x2x5x6xf32>,
-         tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x4x3x6xf32>
+         tensor<2xi32>, f32, tensor<2xi32>, tensor<2x4x3x6xf32>) -> tensor<2x4x3x6xf32>
   %printed = tensor.cast %out : tensor<2x4x3x6xf32> to tensor<*xf32>
   call @printMemrefF32(%printed) : (tensor<*xf32>) -> ()
 
   %offset2 = arith.constant dense<[1, 0]> : tensor<2xi32>
-  %out2 = linnet.attention %q, %k, %v, %offset2, %scale
+  %init_out2 = tensor.empty() : tensor<2x4x3x6xf32>
+  %out2 = linnet.attention %q, %k, %v, %offset2, %scale into %init_out2
       {linnet.lowering_config = #linnet.lowering_config<
-          thread = [2, 1], reduction = [0, 0], vector = [1, 1]>}
+          thread = [2, 1, 2], reduction = [0, 0, 0], vector = [1, 1, 1]>}
       : (tensor<2x4x3x7xf32>, tensor<2x2x5x7xf32>, tensor<2x2x5x6xf32>,
-         tensor<2xi32>, f32) -> tensor<2x4x3x6xf32>
+         tensor<2xi32>, f32, tensor<2x4x3x6xf32>) -> tensor<2x4x3x6xf32>
   %printed2 = tensor.cast %out2 : tensor<2x4x3x6xf32> to tensor<*xf32>
   call @printMemrefF32(%printed2) : (tensor<*xf32>) -> ()
   return

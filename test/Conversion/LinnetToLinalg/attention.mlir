@@ -64,6 +64,7 @@ func.func @attention(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
                      %v: tensor<2x2x5x6xbf16>, %offset: tensor<2xi32>,
                      %scale: f32, %lengths: tensor<2xi32>)
     -> tensor<2x4x3x6xbf16> {
+  %init_0 = tensor.empty() : tensor<2x4x3x6xbf16>
   // CHECK-NOT: linnet.
   // CHECK: %[[GROUPED:.*]] = tensor.expand_shape %[[QUERY]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 2, 3, 8]
   // CHECK: %[[LARGEST:.*]] = scf.for {{.*}} iter_args
@@ -115,9 +116,9 @@ func.func @attention(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
   // CHECK: arith.truncf %{{.*}} : f32 to bf16
   // CHECK: %[[RESULT:.*]] = tensor.collapse_shape %[[OUT]] {{\[}}[0], [1, 2], [3], [4]] : tensor<2x2x2x3x6xbf16> into tensor<2x4x3x6xbf16>
   // CHECK: return %[[RESULT]]
-  %0 = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths
+  %0 = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths into %init_0
       : (tensor<2x4x3x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x6xbf16>,
-         tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x4x3x6xbf16>
+         tensor<2xi32>, f32, tensor<2xi32>, tensor<2x4x3x6xbf16>) -> tensor<2x4x3x6xbf16>
   return %0 : tensor<2x4x3x6xbf16>
 }
 
@@ -126,14 +127,20 @@ func.func @attention(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
 func.func @attention_dynamic(%q: tensor<?x?x?x64xf32>, %k: tensor<?x2x?x64xf32>,
                              %v: tensor<?x2x?x64xf32>, %offset: tensor<?xi32>,
                              %scale: f32) -> tensor<?x?x?x64xf32> {
-  // CHECK: %[[HQ:.*]] = tensor.dim %{{.*}}, %c1
-  // CHECK: %[[G:.*]] = arith.divui %[[HQ]], %c2
+  %init_0_c0 = arith.constant 0 : index
+  %init_0_d0 = tensor.dim %q, %init_0_c0 : tensor<?x?x?x64xf32>
+  %init_0_c1 = arith.constant 1 : index
+  %init_0_d1 = tensor.dim %q, %init_0_c1 : tensor<?x?x?x64xf32>
+  %init_0_c2 = arith.constant 2 : index
+  %init_0_d2 = tensor.dim %q, %init_0_c2 : tensor<?x?x?x64xf32>
+  %init_0 = tensor.empty(%init_0_d0, %init_0_d1, %init_0_d2) : tensor<?x?x?x64xf32>
+  // CHECK: %[[G:.*]] = arith.divui %{{.*}}, %c2
   // CHECK: tensor.expand_shape {{.*}} output_shape [%{{.*}}, 2, %[[G]], %{{.*}}, 64] : tensor<?x?x?x64xf32> into tensor<?x2x?x?x64xf32>
   // CHECK-NOT: linnet.
   // CHECK: tensor.collapse_shape {{.*}} : tensor<?x2x?x?x64xf32> into tensor<?x?x?x64xf32>
-  %0 = linnet.attention %q, %k, %v, %offset, %scale
+  %0 = linnet.attention %q, %k, %v, %offset, %scale into %init_0
       : (tensor<?x?x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>,
-         tensor<?xi32>, f32) -> tensor<?x?x?x64xf32>
+         tensor<?xi32>, f32, tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32>
   return %0 : tensor<?x?x?x64xf32>
 }
 
@@ -142,9 +149,10 @@ func.func @attention_dynamic(%q: tensor<?x?x?x64xf32>, %k: tensor<?x2x?x64xf32>,
 func.func @attention_decode(%q: tensor<1x4x1x8xbf16>, %k: tensor<1x2x5x8xbf16>,
                             %v: tensor<1x2x5x6xbf16>, %offset: tensor<1xi32>,
                             %scale: f32) -> tensor<1x4x1x6xbf16> {
+  %init_0 = tensor.empty() : tensor<1x4x1x6xbf16>
   // CHECK-NOT: linnet.
-  %0 = linnet.attention %q, %k, %v, %offset, %scale
+  %0 = linnet.attention %q, %k, %v, %offset, %scale into %init_0
       : (tensor<1x4x1x8xbf16>, tensor<1x2x5x8xbf16>, tensor<1x2x5x6xbf16>,
-         tensor<1xi32>, f32) -> tensor<1x4x1x6xbf16>
+         tensor<1xi32>, f32, tensor<1x4x1x6xbf16>) -> tensor<1x4x1x6xbf16>
   return %0 : tensor<1x4x1x6xbf16>
 }

@@ -27,8 +27,9 @@ func.func @mixed(%x: tensor<1x4x3xf32>, %taps: tensor<3x4xf32>, %hist: tensor<1x
       : (tensor<1x4x2x3xf32>, tensor<1x4x2x3xf32>, tensor<1x4x2x3xf32>, tensor<1x4x2xf32>,
          tensor<1x4x2xf32>, tensor<1xi32>, tensor<1x4x2x3xf32>, tensor<1x2x3x3xf32>)
       -> (tensor<1x4x2x3xf32>, tensor<1x2x3x3xf32>)
-  %a = linnet.attention %aq, %aq, %aq, %len, %scale
-      : (tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>, tensor<1xi32>, f32)
+  %init_a = tensor.empty() : tensor<1x2x4x3xf32>
+  %a = linnet.attention %aq, %aq, %aq, %len, %scale into %init_a
+      : (tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>, tensor<1x2x4x3xf32>, tensor<1xi32>, f32, tensor<1x2x4x3xf32>)
       -> tensor<1x2x4x3xf32>
   return %y, %f, %a, %r : tensor<1x4x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x4x3xf32>, tensor<1x4x3xi32>
 }

@@ -27,3 +27,25 @@ func.func @scan(%q: tensor<2x?x3x4xf32>, %k: tensor<2x?x3x4xf32>,
       -> (tensor<2x?x3x6xf32>, tensor<2x3x4x6xf32>)
   return %out, %final : tensor<2x?x3x6xf32>, tensor<2x3x4x6xf32>
 }
+
+// Attention too: its inputs read where they are, its output written into
+// the buffer of its destination (not read: no copy), no result.
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: %[[AQ:[^:]*]]: memref<1x4x?x16xbf16
+// CHECK-SAME: %[[START:[^:]*]]: index
+// CHECK: %[[AOUT:.*]] = memref.alloc(%{{.*}}) {{.*}}: memref<1x4x?x16xbf16>
+// CHECK-NOT: memref.copy
+// CHECK: linnet.attention %[[AQ]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} from %[[START]] into %[[AOUT]]
+// CHECK-SAME: -> ()
+// CHECK: return %[[AOUT]]
+func.func @attention(%q: tensor<1x4x?x16xbf16>, %k: tensor<1x2x64x16xbf16>,
+                     %v: tensor<1x2x64x16xbf16>, %offset: tensor<1xi32>,
+                     %scale: f32, %start: index) -> tensor<1x4x?x16xbf16> {
+  %c2 = arith.constant 2 : index
+  %s = tensor.dim %q, %c2 : tensor<1x4x?x16xbf16>
+  %empty = tensor.empty(%s) : tensor<1x4x?x16xbf16>
+  %o = linnet.attention %q, %k, %v, %offset, %scale from %start into %empty
+      : (tensor<1x4x?x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>,
+         tensor<1xi32>, f32, index, tensor<1x4x?x16xbf16>) -> tensor<1x4x?x16xbf16>
+  return %o : tensor<1x4x?x16xbf16>
+}

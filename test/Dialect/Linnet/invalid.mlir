@@ -4,10 +4,11 @@
 func.func @attention_rank(%q: tensor<2x3x8xf32>, %k: tensor<2x2x5x8xf32>,
                           %v: tensor<2x2x5x8xf32>, %offset: tensor<2xi32>,
                           %scale: f32) {
+  %init_0 = tensor.empty() : tensor<2x4x3x8xf32>
   // expected-error @+1 {{'linnet.attention' op expects `query` of rank 4 ([B, Hq, S, D]), got rank 3}}
-  %0 = linnet.attention %q, %k, %v, %offset, %scale
+  %0 = linnet.attention %q, %k, %v, %offset, %scale into %init_0
       : (tensor<2x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>,
-         tensor<2xi32>, f32) -> tensor<2x4x3x8xf32>
+         tensor<2xi32>, f32, tensor<2x4x3x8xf32>) -> tensor<2x4x3x8xf32>
   return
 }
 
@@ -17,10 +18,11 @@ func.func @attention_element_type(%q: tensor<2x4x3x8xf32>,
                                   %k: tensor<2x2x5x8xbf16>,
                                   %v: tensor<2x2x5x8xf32>,
                                   %offset: tensor<2xi32>, %scale: f32) {
+  %init_0 = tensor.empty() : tensor<2x4x3x8xf32>
   // expected-error @+1 {{expects `key` to have element type 'f32' like `query`, got 'bf16'}}
-  %0 = linnet.attention %q, %k, %v, %offset, %scale
+  %0 = linnet.attention %q, %k, %v, %offset, %scale into %init_0
       : (tensor<2x4x3x8xf32>, tensor<2x2x5x8xbf16>, tensor<2x2x5x8xf32>,
-         tensor<2xi32>, f32) -> tensor<2x4x3x8xf32>
+         tensor<2xi32>, f32, tensor<2x4x3x8xf32>) -> tensor<2x4x3x8xf32>
   return
 }
 
@@ -29,10 +31,11 @@ func.func @attention_element_type(%q: tensor<2x4x3x8xf32>,
 func.func @attention_batch(%q: tensor<2x4x3x8xf32>, %k: tensor<2x2x5x8xf32>,
                            %v: tensor<2x2x5x8xf32>, %offset: tensor<2xi32>,
                            %scale: f32, %lengths: tensor<3xi32>) {
+  %init_0 = tensor.empty() : tensor<2x4x3x8xf32>
   // expected-error @+1 {{dimension `B` mismatch: `query` axis 0 is 2 but `lengths` axis 0 is 3}}
-  %0 = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths
+  %0 = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths into %init_0
       : (tensor<2x4x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>,
-         tensor<2xi32>, f32, tensor<3xi32>) -> tensor<2x4x3x8xf32>
+         tensor<2xi32>, f32, tensor<3xi32>, tensor<2x4x3x8xf32>) -> tensor<2x4x3x8xf32>
   return
 }
 
@@ -42,10 +45,11 @@ func.func @attention_no_key_heads(%q: tensor<2x4x3x8xf32>,
                                   %k: tensor<2x0x5x8xf32>,
                                   %v: tensor<2x0x5x8xf32>,
                                   %offset: tensor<2xi32>, %scale: f32) {
+  %init_0 = tensor.empty() : tensor<2x4x3x8xf32>
   // expected-error @+1 {{expects at least one key head}}
-  %0 = linnet.attention %q, %k, %v, %offset, %scale
+  %0 = linnet.attention %q, %k, %v, %offset, %scale into %init_0
       : (tensor<2x4x3x8xf32>, tensor<2x0x5x8xf32>, tensor<2x0x5x8xf32>,
-         tensor<2xi32>, f32) -> tensor<2x4x3x8xf32>
+         tensor<2xi32>, f32, tensor<2x4x3x8xf32>) -> tensor<2x4x3x8xf32>
   return
 }
 
@@ -54,10 +58,11 @@ func.func @attention_no_key_heads(%q: tensor<2x4x3x8xf32>,
 func.func @attention_heads(%q: tensor<2x4x3x8xf32>, %k: tensor<2x3x5x8xf32>,
                            %v: tensor<2x3x5x8xf32>, %offset: tensor<2xi32>,
                            %scale: f32) {
+  %init_0 = tensor.empty() : tensor<2x4x3x8xf32>
   // expected-error @+1 {{expects the 3 key heads to divide the 4 query heads}}
-  %0 = linnet.attention %q, %k, %v, %offset, %scale
+  %0 = linnet.attention %q, %k, %v, %offset, %scale into %init_0
       : (tensor<2x4x3x8xf32>, tensor<2x3x5x8xf32>, tensor<2x3x5x8xf32>,
-         tensor<2xi32>, f32) -> tensor<2x4x3x8xf32>
+         tensor<2xi32>, f32, tensor<2x4x3x8xf32>) -> tensor<2x4x3x8xf32>
   return
 }
 
@@ -67,10 +72,11 @@ func.func @attention_offset_type(%q: tensor<2x4x3x8xf32>,
                                  %k: tensor<2x2x5x8xf32>,
                                  %v: tensor<2x2x5x8xf32>,
                                  %offset: tensor<2xi64>, %scale: f32) {
+  %init_0 = tensor.empty() : tensor<2x4x3x8xf32>
   // expected-error @+1 {{operand #3 must be 1D tensor of 32-bit signless integer values}}
-  %0 = linnet.attention %q, %k, %v, %offset, %scale
+  %0 = linnet.attention %q, %k, %v, %offset, %scale into %init_0
       : (tensor<2x4x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>,
-         tensor<2xi64>, f32) -> tensor<2x4x3x8xf32>
+         tensor<2xi64>, f32, tensor<2x4x3x8xf32>) -> tensor<2x4x3x8xf32>
   return
 }
 

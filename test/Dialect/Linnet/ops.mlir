@@ -7,16 +7,18 @@ func.func @attention(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
                      %v: tensor<2x2x5x6xbf16>, %offset: tensor<2xi32>,
                      %scale: f32, %lengths: tensor<2xi32>)
     -> (tensor<2x4x3x6xbf16>, tensor<2x4x3x6xbf16>) {
-  // CHECK: linnet.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
-  // CHECK-SAME: (tensor<2x4x3x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x6xbf16>, tensor<2xi32>, f32) -> tensor<2x4x3x6xbf16>
-  %0 = linnet.attention %q, %k, %v, %offset, %scale
+  %init_0 = tensor.empty() : tensor<2x4x3x6xbf16>
+  // CHECK: linnet.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} :
+  // CHECK-SAME: (tensor<2x4x3x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x6xbf16>, tensor<2xi32>, f32, tensor<2x4x3x6xbf16>) -> tensor<2x4x3x6xbf16>
+  %0 = linnet.attention %q, %k, %v, %offset, %scale into %init_0
       : (tensor<2x4x3x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x6xbf16>,
-         tensor<2xi32>, f32) -> tensor<2x4x3x6xbf16>
-  // CHECK: linnet.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lengths %{{.*}} :
-  // CHECK-SAME: tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x4x3x6xbf16>
-  %1 = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths
+         tensor<2xi32>, f32, tensor<2x4x3x6xbf16>) -> tensor<2x4x3x6xbf16>
+  %init_1 = tensor.empty() : tensor<2x4x3x6xbf16>
+  // CHECK: linnet.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lengths %{{.*}} into %{{.*}} :
+  // CHECK-SAME: tensor<2xi32>, f32, tensor<2xi32>, tensor<2x4x3x6xbf16>) -> tensor<2x4x3x6xbf16>
+  %1 = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths into %init_1
       : (tensor<2x4x3x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x6xbf16>,
-         tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x4x3x6xbf16>
+         tensor<2xi32>, f32, tensor<2xi32>, tensor<2x4x3x6xbf16>) -> tensor<2x4x3x6xbf16>
   return %0, %1 : tensor<2x4x3x6xbf16>, tensor<2x4x3x6xbf16>
 }
 
@@ -24,12 +26,42 @@ func.func @attention(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
 func.func @attention_dynamic(%q: tensor<?x?x?x64xf32>, %k: tensor<?x2x?x64xf32>,
                              %v: tensor<?x2x?x64xf32>, %offset: tensor<?xi32>,
                              %scale: f32) -> tensor<?x?x?x64xf32> {
+  %init_0_c0 = arith.constant 0 : index
+  %init_0_d0 = tensor.dim %q, %init_0_c0 : tensor<?x?x?x64xf32>
+  %init_0_c1 = arith.constant 1 : index
+  %init_0_d1 = tensor.dim %q, %init_0_c1 : tensor<?x?x?x64xf32>
+  %init_0_c2 = arith.constant 2 : index
+  %init_0_d2 = tensor.dim %q, %init_0_c2 : tensor<?x?x?x64xf32>
+  %init_0 = tensor.empty(%init_0_d0, %init_0_d1, %init_0_d2) : tensor<?x?x?x64xf32>
   // CHECK: linnet.attention
   // CHECK-SAME: -> tensor<?x?x?x64xf32>
-  %0 = linnet.attention %q, %k, %v, %offset, %scale
+  %0 = linnet.attention %q, %k, %v, %offset, %scale into %init_0
       : (tensor<?x?x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>,
-         tensor<?xi32>, f32) -> tensor<?x?x?x64xf32>
+         tensor<?xi32>, f32, tensor<?x?x?x64xf32>) -> tensor<?x?x?x64xf32>
   return %0 : tensor<?x?x?x64xf32>
+}
+
+// A tile of queries from %start on, and the op on buffers (no result).
+// CHECK-LABEL: func.func @attention_start
+// CHECK: linnet.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lengths %{{.*}} from %{{.*}} into %{{.*}} :
+// CHECK-SAME: tensor<2xi32>, f32, tensor<2xi32>, index, tensor<2x4x3x6xbf16>) -> tensor<2x4x3x6xbf16>
+// CHECK: linnet.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} from %{{.*}} into %{{.*}} :
+// CHECK-SAME: (memref<2x4x3x8xbf16>, memref<2x2x5x8xbf16>, memref<2x2x5x6xbf16>, memref<2xi32>, f32, index, memref<2x4x3x6xbf16>) -> ()
+func.func @attention_start(%q: tensor<2x4x3x8xbf16>, %k: tensor<2x2x5x8xbf16>,
+                           %v: tensor<2x2x5x6xbf16>, %offset: tensor<2xi32>,
+                           %scale: f32, %lengths: tensor<2xi32>, %start: index,
+                           %init: tensor<2x4x3x6xbf16>,
+                           %bq: memref<2x4x3x8xbf16>, %bk: memref<2x2x5x8xbf16>,
+                           %bv: memref<2x2x5x6xbf16>, %boffset: memref<2xi32>,
+                           %bout: memref<2x4x3x6xbf16>)
+    -> tensor<2x4x3x6xbf16> {
+  %0 = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths from %start into %init
+      : (tensor<2x4x3x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x6xbf16>,
+         tensor<2xi32>, f32, tensor<2xi32>, index, tensor<2x4x3x6xbf16>) -> tensor<2x4x3x6xbf16>
+  linnet.attention %bq, %bk, %bv, %boffset, %scale from %start into %bout
+      : (memref<2x4x3x8xbf16>, memref<2x2x5x8xbf16>, memref<2x2x5x6xbf16>,
+         memref<2xi32>, f32, index, memref<2x4x3x6xbf16>) -> ()
+  return %0 : tensor<2x4x3x6xbf16>
 }
 
 // On buffers (bufferized as an op): no results.

@@ -60,7 +60,8 @@ module attributes {transform.with_named_sequence} {
 // CHECK: %[[VT:.*]] = tensor.extract_slice %[[V]][%[[B]], %[[KH]], 0, 0] [1, 1, 32, 8]
 // CHECK: %[[OT:.*]] = tensor.extract_slice %[[OFF]][%[[B]]] [1] [1]
 // CHECK: %[[LT:.*]] = tensor.extract_slice %[[LEN]][%[[B]]] [1] [1]
-// CHECK: %[[A:.*]] = linnet.attention %[[QT]], %[[KT]], %[[VT]], %[[OT]], %[[SCALE]] lengths %[[LT]] {tile = 2 : i64} : {{.*}} -> tensor<1x2x?x8xbf16>
+// CHECK: %[[IT:.*]] = tensor.extract_slice %[[OUT]][%[[B]], %[[H0]], 0, 0] [1, 2, %{{.*}}, 8]
+// CHECK: %[[A:.*]] = linnet.attention %[[QT]], %[[KT]], %[[VT]], %[[OT]], %[[SCALE]] lengths %[[LT]] into %[[IT]] {tile = 2 : i64} : {{.*}} -> tensor<1x2x?x8xbf16>
 // CHECK: tensor.parallel_insert_slice %[[A]] into %[[OUT]][%[[B]], %[[H0]], 0, 0] [1, 2, %{{.*}}, 8]
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 1) shared_outs
 // CHECK: tensor.extract_slice %[[K]][%{{.*}}, %{{.*}}, 0, 0] [1, 2, 32, 16]
@@ -69,12 +70,18 @@ func.func @attention(%q: tensor<2x8x?x16xbf16>, %k: tensor<2x2x32x16xbf16>,
                      %v: tensor<2x2x32x8xbf16>, %off: tensor<2xi32>,
                      %scale: f32, %len: tensor<2xi32>)
     -> (tensor<2x8x?x8xbf16>, tensor<2x8x?x8xbf16>) {
-  %o = linnet.attention %q, %k, %v, %off, %scale lengths %len {tile = 2}
+  %init_o_c2 = arith.constant 2 : index
+  %init_o_d2 = tensor.dim %q, %init_o_c2 : tensor<2x8x?x16xbf16>
+  %init_o = tensor.empty(%init_o_d2) : tensor<2x8x?x8xbf16>
+  %o = linnet.attention %q, %k, %v, %off, %scale lengths %len into %init_o {tile = 2}
       : (tensor<2x8x?x16xbf16>, tensor<2x2x32x16xbf16>, tensor<2x2x32x8xbf16>,
-         tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x8x?x8xbf16>
-  %o8 = linnet.attention %q, %k, %v, %off, %scale lengths %len {tile = 8}
+         tensor<2xi32>, f32, tensor<2xi32>, tensor<2x8x?x8xbf16>) -> tensor<2x8x?x8xbf16>
+  %init_o8_c2 = arith.constant 2 : index
+  %init_o8_d2 = tensor.dim %q, %init_o8_c2 : tensor<2x8x?x16xbf16>
+  %init_o8 = tensor.empty(%init_o8_d2) : tensor<2x8x?x8xbf16>
+  %o8 = linnet.attention %q, %k, %v, %off, %scale lengths %len into %init_o8 {tile = 8}
       : (tensor<2x8x?x16xbf16>, tensor<2x2x32x16xbf16>, tensor<2x2x32x8xbf16>,
-         tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x8x?x8xbf16>
+         tensor<2xi32>, f32, tensor<2xi32>, tensor<2x8x?x8xbf16>) -> tensor<2x8x?x8xbf16>
   return %o, %o8 : tensor<2x8x?x8xbf16>, tensor<2x8x?x8xbf16>
 }
 
@@ -90,17 +97,49 @@ module attributes {transform.with_named_sequence} {
 
 // -----
 
+// A tile of queries: 16 of the 40 from s on, positioned from `start` s (the
+// keys stay whole; the output's tile is the queries').
+// CHECK-LABEL: func.func @attention_queries
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[S:.*]]) in (2, 1, 3) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK: %[[S0:.*]] = affine.apply #{{.*}}(%[[S]])
+// CHECK: %[[N:.*]] = affine.min
+// CHECK: %[[QT:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %{{.*}}, %[[S0]], 0] [1, 8, %[[N]], 16]
+// CHECK: tensor.extract_slice %{{.*}}[%[[B]], %{{.*}}, 0, 0] [1, 2, 32, 16]
+// CHECK: %[[IT:.*]] = tensor.extract_slice %[[OUT]][%[[B]], %{{.*}}, %[[S0]], 0] [1, 8, %[[N]], 8]
+// CHECK: linnet.attention %[[QT]], {{.*}} from %[[S0]] into %[[IT]]
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[B]], %{{.*}}, %[[S0]], 0] [1, 8, %[[N]], 8]
+func.func @attention_queries(%q: tensor<2x8x40x16xbf16>, %k: tensor<2x2x32x16xbf16>,
+                             %v: tensor<2x2x32x8xbf16>, %off: tensor<2xi32>,
+                             %scale: f32) -> tensor<2x8x40x8xbf16> {
+  %init = tensor.empty() : tensor<2x8x40x8xbf16>
+  %o = linnet.attention %q, %k, %v, %off, %scale into %init
+      : (tensor<2x8x40x16xbf16>, tensor<2x2x32x16xbf16>, tensor<2x2x32x8xbf16>,
+         tensor<2xi32>, f32, tensor<2x8x40x8xbf16>) -> tensor<2x8x40x8xbf16>
+  return %o : tensor<2x8x40x8xbf16>
+}
+
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %op = transform.structured.match ops{["linnet.attention"]} in %root : (!transform.any_op) -> !transform.any_op
+    %t, %l = transform.structured.tile_using_forall %op tile_sizes [1, 8, 16] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}
+
+// -----
+
 // A tile of 3 query heads would split a group of 4 across tiles.
 func.func @attention_tile_splits_group(%q: tensor<1x8x4x16xf32>, %k: tensor<1x2x32x16xf32>,
                                        %v: tensor<1x2x32x16xf32>, %off: tensor<1xi32>,
                                        %scale: f32) -> tensor<1x8x4x16xf32> {
+  %init_o = tensor.empty() : tensor<1x8x4x16xf32>
   // expected-error @+4 {{cannot be tiled by 3 query heads: a tile must divide or be a multiple of the group of 4}}
   // expected-error @+3 {{to tile operation}}
   // expected-error @+2 {{failed to generate tiling loops}}
   // expected-note @+1 {{when applied to this op}}
-  %o = linnet.attention %q, %k, %v, %off, %scale
+  %o = linnet.attention %q, %k, %v, %off, %scale into %init_o
       : (tensor<1x8x4x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>,
-         tensor<1xi32>, f32) -> tensor<1x8x4x16xf32>
+         tensor<1xi32>, f32, tensor<1x8x4x16xf32>) -> tensor<1x8x4x16xf32>
   return %o : tensor<1x8x4x16xf32>
 }
 

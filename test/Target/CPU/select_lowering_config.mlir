@@ -116,7 +116,7 @@ func.func @one_row(%x: tensor<1x256xf32>) -> tensor<1x256xf32> {
 // CHECK-LABEL: func.func @special_ops
 // CHECK: linnet.delta_rule {{.*}} {linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>}
 // CHECK: linnet.delta_rule {{.*}} {linnet.lowering_config = #linnet.lowering_config<thread = [0, 0, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>}
-// CHECK: linnet.attention {{.*}} {linnet.lowering_config = #linnet.lowering_config<thread = [1, 1], reduction = [0, 0], vector = [0, 0]>}
+// CHECK: linnet.attention {{.*}} {linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 0], reduction = [0, 0, 0], vector = [0, 0, 0]>}
 // The causal convolution: a row and a 16th of its 256 channels (whole
 // vectors of 32) per thread.
 // CHECK: linnet.causal_conv {{.*}} {linnet.lowering_config = #linnet.lowering_config<thread = [1, 32], reduction = [0, 0], vector = [0, 0]>}
@@ -136,8 +136,9 @@ func.func @special_ops(%q: tensor<1x?x4x8xf32>, %v: tensor<1x?x4x8xf32>, %b: ten
   %o1, %f1 = linnet.delta_rule %q1, %q1, %q1, %b1, %b1, %len outs(%e1, %init)
       : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>, tensor<1xi32>, tensor<1x1x4x8xf32>, tensor<1x4x8x8xf32>)
       -> (tensor<1x1x4x8xf32>, tensor<1x4x8x8xf32>)
-  %a = linnet.attention %aq, %ak, %ak, %off, %scale
-      : (tensor<1x4x1x64xf32>, tensor<1x2x512x64xf32>, tensor<1x2x512x64xf32>, tensor<1xi32>, f32) -> tensor<1x4x1x64xf32>
+  %init_a = tensor.empty() : tensor<1x4x1x64xf32>
+  %a = linnet.attention %aq, %ak, %ak, %off, %scale into %init_a
+      : (tensor<1x4x1x64xf32>, tensor<1x2x512x64xf32>, tensor<1x2x512x64xf32>, tensor<1xi32>, f32, tensor<1x4x1x64xf32>) -> tensor<1x4x1x64xf32>
   %y, %h = linnet.causal_conv %x, %taps, %hist, %len
       : (tensor<1x?x256xf32>, tensor<256x4xf32>, tensor<1x3x256xf32>, tensor<1xi32>)
       -> (tensor<1x?x256xf32>, tensor<1x3x256xf32>)

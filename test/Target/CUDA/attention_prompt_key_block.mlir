@@ -13,11 +13,14 @@
 // ZERO: affine_map<()[s0, s1] -> (256, s0 - s1)>
 // ZERO: scf.for {{.*}} step %c256 iter_args
 // NEGATIVE: error: attention-prompt-key-block must be 0 or more
-func.func @prompt(%q: tensor<1x4x?x16xbf16>, %k: tensor<1x2x64x16xbf16>,
-                  %v: tensor<1x2x64x16xbf16>, %offset: tensor<1xi32>,
-                  %scale: f32) -> tensor<1x4x?x16xbf16> {
-  %0 = linnet.attention %q, %k, %v, %offset, %scale
-      : (tensor<1x4x?x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>,
-         tensor<1xi32>, f32) -> tensor<1x4x?x16xbf16>
-  return %0 : tensor<1x4x?x16xbf16>
+func.func @prompt(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x64x16xf32>,
+                  %v: tensor<1x2x64x16xf32>, %offset: tensor<1xi32>,
+                  %scale: f32) -> tensor<1x4x?x16xf32> {
+  %init_0_c2 = arith.constant 2 : index
+  %init_0_d2 = tensor.dim %q, %init_0_c2 : tensor<1x4x?x16xf32>
+  %init_0 = tensor.empty(%init_0_d2) : tensor<1x4x?x16xf32>
+  %0 = linnet.attention %q, %k, %v, %offset, %scale into %init_0
+      : (tensor<1x4x?x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>,
+         tensor<1xi32>, f32, tensor<1x4x?x16xf32>) -> tensor<1x4x?x16xf32>
+  return %0 : tensor<1x4x?x16xf32>
 }

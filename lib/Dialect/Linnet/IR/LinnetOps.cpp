@@ -88,7 +88,22 @@ static int64_t dimSize(Value value, int64_t axis) {
 
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
-  Value q = getQuery(), k = getKey(), v = getValue(), out = getResult();
+  // On tensors (one result, of the destination's type) or on buffers
+  // (none), never a mix.
+  bool onTensors = hasPureTensorSemantics();
+  if (!onTensors && !hasPureBufferSemantics())
+    return emitOpError("expects its operands all tensors or all buffers");
+  unsigned results = onTensors ? 1 : 0;
+  if (getNumResults() != results)
+    return emitOpError() << "expects " << results << " result"
+                         << (results == 1 ? "" : "s") << " on "
+                         << (onTensors ? "tensors" : "buffers") << ", got "
+                         << getNumResults();
+  if (onTensors && getOutput().getType() != getInit().getType())
+    return emitOpError() << "expects its result of its destination's type "
+                         << getInit().getType() << ", got "
+                         << getOutput().getType();
+  Value q = getQuery(), k = getKey(), v = getValue(), out = getInit();
   if (failed(verifyRank(op, "query", q, 4, "[B, Hq, S, D]")) ||
       failed(verifyRank(op, "key", k, 4, "[B, Hk, L, D]")) ||
       failed(verifyRank(op, "value", v, 4, "[B, Hk, L, Dv]")) ||
@@ -123,6 +138,29 @@ LogicalResult AttentionOp::verify() {
                          << " key heads to divide the " << queryHeads
                          << " query heads";
   return success();
+}
+
+void AttentionOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // On tensors none; on buffers it reads its inputs and writes `init`.
+  if (hasPureTensorSemantics())
+    return;
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    if (isDpsInit(&operand))
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  }
+}
+
+Speculation::Speculatability AttentionOp::getSpeculatability() {
+  return hasPureTensorSemantics() ? Speculation::Speculatable
+                                  : Speculation::NotSpeculatable;
 }
 
 //===----------------------------------------------------------------------===//

@@ -12,6 +12,7 @@
 #include "linnet/Dialect/Linnet/IR/LinnetOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
@@ -117,15 +118,16 @@ void leadingResultPosition(OpBuilder &b, ArrayRef<OpFoldResult> offsets,
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// AttentionOp: loops [B, Hq]
+// AttentionOp: loops [B, Hq, S]
 //===----------------------------------------------------------------------===//
 
 SmallVector<utils::IteratorType> AttentionOp::getLoopIteratorTypes() {
-  return {2, utils::IteratorType::parallel};
+  return {3, utils::IteratorType::parallel};
 }
 
 SmallVector<Range> AttentionOp::getIterationDomain(OpBuilder &b) {
-  return domainOf(b, getLoc(), {{getQuery(), 0}, {getQuery(), 1}});
+  return domainOf(b, getLoc(),
+                  {{getQuery(), 0}, {getQuery(), 1}, {getQuery(), 2}});
 }
 
 FailureOr<TilingResult>
@@ -133,8 +135,9 @@ AttentionOp::getTiledImplementation(OpBuilder &b,
                                     ArrayRef<OpFoldResult> offsets,
                                     ArrayRef<OpFoldResult> sizes) {
   Location loc = getLoc();
-  int64_t queryHeads = getQuery().getType().getDimSize(1),
-          keyHeads = getKey().getType().getDimSize(1);
+  auto queryType = cast<RankedTensorType>(getQuery().getType());
+  int64_t queryHeads = queryType.getDimSize(1),
+          keyHeads = cast<RankedTensorType>(getKey().getType()).getDimSize(1);
   if (ShapedType::isDynamic(queryHeads) || ShapedType::isDynamic(keyHeads))
     return emitOpError("is tiled over query heads only with static head "
                        "counts");
@@ -152,49 +155,56 @@ AttentionOp::getTiledImplementation(OpBuilder &b,
                          << " query heads: a tile must divide or be a "
                             "multiple of the group of "
                          << group;
-  AffineExpr s0 = b.getAffineSymbolExpr(0);
+  AffineExpr s0 = b.getAffineSymbolExpr(0), s1 = b.getAffineSymbolExpr(1);
   OpFoldResult keyOffset = affine::makeComposedFoldedAffineApply(
       b, loc, s0.floorDiv(group), {offsets[1]});
   OpFoldResult keySize = affine::makeComposedFoldedAffineApply(
       b, loc, s0.ceilDiv(group), {sizes[1]});
 
   AxisTile rows{0, offsets[0], sizes[0]};
-  SmallVector<Value> operands = {
-      extractTile(b, loc, getQuery(), {rows, {1, offsets[1], sizes[1]}}),
-      extractTile(b, loc, getKey(), {rows, {1, keyOffset, keySize}}),
-      extractTile(b, loc, getValue(), {rows, {1, keyOffset, keySize}}),
-      extractTile(b, loc, getOffset(), {rows}), getScale()};
-  if (Value lengths = getLengths())
-    operands.push_back(extractTile(b, loc, lengths, {rows}));
-  auto queryType = cast<RankedTensorType>(operands[0].getType());
-  SmallVector<int64_t> shape(queryType.getShape());
-  shape[3] = getValue().getType().getDimSize(3);
-  Type resultType =
-      RankedTensorType::get(shape, getResult().getType().getElementType());
-  return cloneOnTiles(b, getOperation(), operands, resultType);
+  AxisTile heads{1, offsets[1], sizes[1]}, queries{2, offsets[2], sizes[2]};
+  AxisTile keyTile{1, keyOffset, keySize};
+  Value query = extractTile(b, loc, getQuery(), {rows, heads, queries});
+  Value key = extractTile(b, loc, getKey(), {rows, keyTile});
+  Value value = extractTile(b, loc, getValue(), {rows, keyTile});
+  Value offset = extractTile(b, loc, getOffset(), {rows});
+  Value lengths;
+  if (getLengths())
+    lengths = extractTile(b, loc, getLengths(), {rows});
+  // A tile of queries from offsets[2] on starts that far after the op's.
+  Value start;
+  if (!isConstantIntValue(offsets[2], 0) || getStart()) {
+    OpFoldResult first = offsets[2];
+    if (Value own = getStart())
+      first = affine::makeComposedFoldedAffineApply(b, loc, s0 + s1,
+                                                    {own, offsets[2]});
+    start = getValueOrCreateConstantIndexOp(b, loc, first);
+  }
+  Value init = extractTile(b, loc, getInit(), {rows, heads, queries});
+  auto tiled = AttentionOp::create(b, loc, init.getType(), query, key, value,
+                                   offset, getScale(), lengths, start, init);
+  tiled->setDiscardableAttrs(getOperation()->getDiscardableAttrDictionary());
+  SmallVector<Operation *> slices;
+  for (Value operand : tiled->getOperands())
+    if (auto slice = operand.getDefiningOp<tensor::ExtractSliceOp>())
+      slices.push_back(slice);
+  return TilingResult{{tiled}, SmallVector<Value>(tiled->getResults()), slices};
 }
 
 LogicalResult AttentionOp::getResultTilePosition(
     OpBuilder &b, unsigned, ArrayRef<OpFoldResult> offsets,
     ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
     SmallVector<OpFoldResult> &resultSizes) {
-  Location loc = getLoc();
-  resultOffsets = {offsets[0], offsets[1], b.getIndexAttr(0),
-                   b.getIndexAttr(0)};
-  resultSizes = {sizes[0], sizes[1],
-                 tensor::getMixedSize(b, loc, getQuery(), 2),
-                 tensor::getMixedSize(b, loc, getValue(), 3)};
+  resultOffsets = {offsets[0], offsets[1], offsets[2], b.getIndexAttr(0)};
+  resultSizes = {sizes[0], sizes[1], sizes[2],
+                 tensor::getMixedSize(b, getLoc(), getInit(), 3)};
   return success();
 }
 
 LogicalResult
 AttentionOp::reifyResultShapes(OpBuilder &b,
                                ReifiedRankedShapedTypeDims &shapes) {
-  Location loc = getLoc();
-  shapes = {{tensor::getMixedSize(b, loc, getQuery(), 0),
-             tensor::getMixedSize(b, loc, getQuery(), 1),
-             tensor::getMixedSize(b, loc, getQuery(), 2),
-             tensor::getMixedSize(b, loc, getValue(), 3)}};
+  shapes = {tensor::getMixedSizes(b, getLoc(), getInit())};
   return success();
 }
 

@@ -1,30 +1,8 @@
 """numpy reference for attention-exec.mlir: causal grouped-query attention
-written from the definition (one query at a time over its allowed keys)."""
-import numpy as np
+written from the definition (reference.attention: one query at a time over
+its allowed keys)."""
 
-from reference import compare, read_results, sin_input
-
-
-def attention(q, k, v, offset, scale, lengths=None):
-    batch, query_heads, queries, _ = q.shape
-    key_heads, keys = k.shape[1], k.shape[2]
-    out = np.zeros(q.shape[:3] + (v.shape[3],))
-    for b in range(batch):
-        for h in range(query_heads):
-            kv = h // (query_heads // key_heads)
-            for i in range(queries):
-                allowed = [j for j in range(keys)
-                           if j <= offset[b] + i
-                           and (lengths is None or j < lengths[b])]
-                if not allowed:
-                    continue
-                scores = np.array([scale * np.dot(q[b, h, i], k[b, kv, j])
-                                   for j in allowed])
-                weights = np.exp(scores - scores.max())
-                weights /= weights.sum()
-                out[b, h, i] = sum(w * v[b, kv, j]
-                                   for w, j in zip(weights, allowed))
-    return out
+from reference import attention, compare, read_results, sin_input
 
 
 q = sin_input((2, 4, 3, 7), 0.1)

@@ -59,3 +59,30 @@ def to_bf16(values):
     bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
     return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def attention(q, k, v, offset, scale, lengths=None, rounded=None):
+    """Causal grouped-query attention from the definition, one query at a
+    time over its allowed keys (j <= offset[b] + i, j < lengths[b]); with
+    `rounded` (a rounding function: to_bf16) each score and each weight is
+    rounded before use and the output once, as the CUDA target's prompt
+    attention rounds them (HF's bf16 eager attention)."""
+    keep = rounded or (lambda x: x)
+    batch, query_heads, queries, _ = q.shape
+    key_heads, keys = k.shape[1], k.shape[2]
+    out = np.zeros(q.shape[:3] + (v.shape[3],))
+    for b in range(batch):
+        for h in range(query_heads):
+            kv = h // (query_heads // key_heads)
+            for i in range(queries):
+                allowed = [j for j in range(keys)
+                           if j <= offset[b] + i
+                           and (lengths is None or j < lengths[b])]
+                if not allowed:
+                    continue
+                scores = keep(np.array([scale * np.dot(q[b, h, i], k[b, kv, j])
+                                        for j in allowed]))
+                weights = keep(np.exp(scores - scores.max()))
+                total = sum(w * v[b, kv, j] for w, j in zip(weights, allowed))
+                out[b, h, i] = keep(total / weights.sum())
+    return out

@@ -22,7 +22,10 @@ include "mlir/Interfaces/TilingInterface.td"
 def Linnet_FloatTensor : RankedTensorOf<[Linnet_Float]>;
 def Linnet_F32Tensor : RankedTensorOf<[F32]>;
 def Linnet_I32Vector : TensorRankOf<[I32], [1]>;
-// An op that bufferizes as an op (the delta rule) takes buffers too.
+// An op that bufferizes as an op (the delta rule, attention) takes buffers
+// too.
+def Linnet_FloatShaped : AnyTypeOf<[RankedTensorOf<[Linnet_Float]>,
+                                    MemRefOf<[Linnet_Float]>]>;
 def Linnet_F32Shaped : AnyTypeOf<[RankedTensorOf<[F32]>, MemRefOf<[F32]>]>;
 def Linnet_I32VectorOrBuffer : AnyTypeOf<[TensorRankOf<[I32], [1]>,
                                           MemRefRankOf<[I32], [1]>]>;
@@ -35,7 +38,10 @@ def Linnet_I32VectorOrBuffer : AnyTypeOf<[TensorRankOf<[I32], [1]>,
 defvar Linnet_TilingMethods = ["getLoopIteratorTypes", "getIterationDomain",
     "getTiledImplementation", "getResultTilePosition"];
 
-def Linnet_AttentionOp : Linnet_Op<"attention", [Pure,
+def Linnet_AttentionOp : Linnet_Op<"attention", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<ConditionallySpeculatable>,
+    DestinationStyleOpInterface,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
         ["reifyResultShapes"]>,
     DeclareOpInterfaceMethods<TilingInterface, Linnet_TilingMethods>]> {
@@ -43,9 +49,11 @@ def Linnet_AttentionOp : Linnet_Op<"attention", [Pure,
   let description = [{
     Computes causal softmax attention for a batch of rows. `query` is
     `[B, Hq, S, D]`, `key` is `[B, Hk, L, D]`, `value` is `[B, Hk, L, Dv]`;
-    the result is `[B, Hq, S, Dv]`, all of one float element type. Query `i`
-    of row `b` sits at position `offset[b] + i` and attends to the keys `j`
-    with `j <= offset[b] + i`, `j < L` and, when `lengths` is given,
+    the result, written into the destination `init` (its values unread), is
+    `[B, Hq, S, Dv]`, all of one float element type. Query `i` of row `b`
+    sits at position `offset[b] + start + i` (`start`, 0 when absent, is
+    where a tile of queries begins) and attends to the keys `j` with
+    `j <= offset[b] + start + i`, `j < L` and, when `lengths` is given,
     `j < lengths[b]`. Query head `h` reads key/value head `h / (Hq / Hk)`.
 
     Scores `scale * sum_d q * k`, the softmax (the maximum over the allowed
@@ -53,25 +61,43 @@ def Linnet_AttentionOp : Linnet_Op<"attention", [Pure,
     the result is rounded once to the element type. A query without any
     allowed key yields zeros.
 
-    Tiling: the loops are `[B, Hq]`, both parallel. A tile of `h` query
+    On tensors the op is pure and has one result. Bufferized (the CUDA
+    target keeps a prompt's attention an op until its kernel's warps run
+    it: `linnet-lower-to-linalg{keep-prompt-attention}`) its operands are
+    buffers, it has no result and writes `init`.
+
+    Tiling: the loops are `[B, Hq, S]`, all parallel. A tile of `h` query
     heads takes the key/value heads they read, so `h` must divide or be a
-    multiple of the group `Hq / Hk`.
+    multiple of the group `Hq / Hk`; a tile of queries takes every key and
+    its `start`.
 
     Example:
 
     ```mlir
     %o = linnet.attention %q, %k, %v, %offset, %scale lengths %len
+        into %init
         : (tensor<2x4x3x8xbf16>, tensor<2x2x5x8xbf16>, tensor<2x2x5x8xbf16>,
-           tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x4x3x8xbf16>
+           tensor<2xi32>, f32, tensor<2xi32>, tensor<2x4x3x8xbf16>)
+        -> tensor<2x4x3x8xbf16>
     ```
   }];
-  let arguments = (ins Linnet_FloatTensor:$query, Linnet_FloatTensor:$key,
-      Linnet_FloatTensor:$value, Linnet_I32Vector:$offset, F32:$scale,
-      Optional<Linnet_I32Vector>:$lengths);
-  let results = (outs Linnet_FloatTensor:$result);
+  let arguments = (ins Linnet_FloatShaped:$query, Linnet_FloatShaped:$key,
+      Linnet_FloatShaped:$value, Linnet_I32VectorOrBuffer:$offset, F32:$scale,
+      Optional<Linnet_I32VectorOrBuffer>:$lengths, Optional<Index>:$start,
+      Linnet_FloatShaped:$init);
+  let results = (outs Variadic<Linnet_FloatTensor>:$results);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $offset `,` $scale (`lengths` $lengths^)?
+    (`from` $start^)? `into` $init
     attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The destination: `init`.
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+    /// The result of the op on tensors.
+    ::mlir::Value getOutput() { return getResults()[0]; }
   }];
   let hasVerifier = 1;
 }

@@ -1,0 +1,145 @@
+// A prompt's attention on the tensor cores (TensorCoreAttention.cpp) on the
+// emulated device: a block a row, a head and 64 queries, 16 keys a step.
+// 70 queries (a whole tile and one of 6) of 4 heads over 2 key heads, a key
+// depth and value columns of 32 (two mma.sync deep; a column warp's 16
+// columns two parts), rows at positions 5 and 0 with lengths 77 and 40 (a
+// last step of keys partly past the length, whole steps past it skipped),
+// then the same without lengths from positions 0 and 10 (the second row's
+// last queries see all 80 keys). Inputs are multiples of 1/16, exact in
+// bf16; Inputs/tensor_core_attention.py computes the expected outputs from
+// the definition with the same roundings (scores and weights to bf16, the
+// output once).
+// RUN: linnet-opt %s --linnet-cuda-pipeline="stop-after=kernels" | FileCheck %s --check-prefix=GPU
+// RUN: linnet-opt %s --linnet-cuda-pipeline="device=emulated" | %mlir_runner \
+// RUN:   | %refpython %S/Inputs/tensor_core_attention.py | FileCheck %s
+
+// One kernel for the attention: its stages of keys and values (16 rows of
+// 32 + 8), the queries' scores and the weights by the values on the tensor
+// cores, each row's maximum and sum across its four lanes.
+// GPU-LABEL: gpu.func @attend_{{[0-9]+}}_attention
+// GPU-SAME: workgroup(%{{.*}} : memref<640xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<640xbf16, #gpu.address_space<workgroup>>)
+// GPU: scf.for
+// GPU: gpu.barrier
+// GPU: nvgpu.mma.sync
+// GPU: gpu.shuffle xor
+// GPU: math.exp
+// GPU: nvgpu.mma.sync
+// GPU: scf.yield
+// GPU: gpu.func @attend_all_{{[0-9]+}}_attention
+
+// CHECK: with lengths: PASS
+// CHECK: without lengths: PASS
+
+#all = affine_map<(a, b, c, d) -> (a, b, c, d)>
+
+// ((x0 i0 + x1 i1 + x2 i2 + x3 i3) mod 17 - 8) / 16
+func.func @inputs(%e: tensor<?x?x?x?xbf16>, %x0: index, %x1: index,
+                  %x2: index, %x3: index) -> tensor<?x?x?x?xbf16> {
+  %r = linalg.generic {indexing_maps = [#all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%e : tensor<?x?x?x?xbf16>) {
+  ^bb0(%o: bf16):
+    %i0 = linalg.index 0 : index
+    %i1 = linalg.index 1 : index
+    %i2 = linalg.index 2 : index
+    %i3 = linalg.index 3 : index
+    %t0 = arith.muli %i0, %x0 : index
+    %t1 = arith.muli %i1, %x1 : index
+    %t2 = arith.muli %i2, %x2 : index
+    %t3 = arith.muli %i3, %x3 : index
+    %s0 = arith.addi %t0, %t1 : index
+    %s1 = arith.addi %t2, %t3 : index
+    %s = arith.addi %s0, %s1 : index
+    %c17 = arith.constant 17 : index
+    %m = arith.remui %s, %c17 : index
+    %mi = arith.index_cast %m : index to i32
+    %mf = arith.sitofp %mi : i32 to f32
+    %c8 = arith.constant 8.0 : f32
+    %c16 = arith.constant 0.0625 : f32
+    %d = arith.subf %mf, %c8 : f32
+    %v = arith.mulf %d, %c16 : f32
+    %b = arith.truncf %v : f32 to bf16
+    linalg.yield %b : bf16
+  } -> tensor<?x?x?x?xbf16>
+  return %r : tensor<?x?x?x?xbf16>
+}
+
+func.func @attend(%q: tensor<2x4x?x32xbf16>, %k: tensor<2x2x80x32xbf16>,
+                  %v: tensor<2x2x80x32xbf16>, %offset: tensor<2xi32>,
+                  %scale: f32, %lengths: tensor<2xi32>) -> tensor<2x4x?x32xbf16> {
+  %c2 = arith.constant 2 : index
+  %queries = tensor.dim %q, %c2 : tensor<2x4x?x32xbf16>
+  %init = tensor.empty(%queries) : tensor<2x4x?x32xbf16>
+  %o = linnet.attention %q, %k, %v, %offset, %scale lengths %lengths into %init
+      : (tensor<2x4x?x32xbf16>, tensor<2x2x80x32xbf16>, tensor<2x2x80x32xbf16>,
+         tensor<2xi32>, f32, tensor<2xi32>, tensor<2x4x?x32xbf16>) -> tensor<2x4x?x32xbf16>
+  return %o : tensor<2x4x?x32xbf16>
+}
+
+func.func @attend_all(%q: tensor<2x4x?x32xbf16>, %k: tensor<2x2x80x32xbf16>,
+                      %v: tensor<2x2x80x32xbf16>, %offset: tensor<2xi32>,
+                      %scale: f32) -> tensor<2x4x?x32xbf16> {
+  %c2 = arith.constant 2 : index
+  %queries = tensor.dim %q, %c2 : tensor<2x4x?x32xbf16>
+  %init = tensor.empty(%queries) : tensor<2x4x?x32xbf16>
+  %o = linnet.attention %q, %k, %v, %offset, %scale into %init
+      : (tensor<2x4x?x32xbf16>, tensor<2x2x80x32xbf16>, tensor<2x2x80x32xbf16>,
+         tensor<2xi32>, f32, tensor<2x4x?x32xbf16>) -> tensor<2x4x?x32xbf16>
+  return %o : tensor<2x4x?x32xbf16>
+}
+
+// Prints every element of `o`, one a line.
+func.func @print(%o: tensor<2x4x?x32xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %queries = tensor.dim %o, %c2 : tensor<2x4x?x32xbf16>
+  scf.for %b = %c0 to %c2 step %c1 {
+    scf.for %h = %c0 to %c4 step %c1 {
+      scf.for %s = %c0 to %queries step %c1 {
+        scf.for %e = %c0 to %c32 step %c1 {
+          %x = tensor.extract %o[%b, %h, %s, %e] : tensor<2x4x?x32xbf16>
+          %f = arith.extf %x : bf16 to f32
+          vector.print %f : f32
+        }
+      }
+    }
+  }
+  return
+}
+
+func.func @main() {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c7 = arith.constant 7 : index
+  %c11 = arith.constant 11 : index
+  %c13 = arith.constant 13 : index
+  %c32 = arith.constant 32 : index
+  %c70 = arith.constant 70 : index
+  %c80 = arith.constant 80 : index
+  %eq = tensor.empty(%c2, %c4, %c70, %c32) : tensor<?x?x?x?xbf16>
+  %ek = tensor.empty(%c2, %c2, %c80, %c32) : tensor<?x?x?x?xbf16>
+  %q0 = func.call @inputs(%eq, %c11, %c7, %c3, %c5) : (tensor<?x?x?x?xbf16>, index, index, index, index) -> tensor<?x?x?x?xbf16>
+  %k0 = func.call @inputs(%ek, %c13, %c5, %c7, %c3) : (tensor<?x?x?x?xbf16>, index, index, index, index) -> tensor<?x?x?x?xbf16>
+  %v0 = func.call @inputs(%ek, %c7, %c11, %c5, %c2) : (tensor<?x?x?x?xbf16>, index, index, index, index) -> tensor<?x?x?x?xbf16>
+  %q = tensor.cast %q0 : tensor<?x?x?x?xbf16> to tensor<2x4x?x32xbf16>
+  %k = tensor.cast %k0 : tensor<?x?x?x?xbf16> to tensor<2x2x80x32xbf16>
+  %v = tensor.cast %v0 : tensor<?x?x?x?xbf16> to tensor<2x2x80x32xbf16>
+  %scale = arith.constant 0.25 : f32
+  %offset = arith.constant dense<[5, 0]> : tensor<2xi32>
+  %lengths = arith.constant dense<[77, 40]> : tensor<2xi32>
+  %o = func.call @attend(%q, %k, %v, %offset, %scale, %lengths)
+      : (tensor<2x4x?x32xbf16>, tensor<2x2x80x32xbf16>, tensor<2x2x80x32xbf16>,
+         tensor<2xi32>, f32, tensor<2xi32>) -> tensor<2x4x?x32xbf16>
+  func.call @print(%o) : (tensor<2x4x?x32xbf16>) -> ()
+  %offset2 = arith.constant dense<[0, 10]> : tensor<2xi32>
+  %o2 = func.call @attend_all(%q, %k, %v, %offset2, %scale)
+      : (tensor<2x4x?x32xbf16>, tensor<2x2x80x32xbf16>, tensor<2x2x80x32xbf16>,
+         tensor<2xi32>, f32) -> tensor<2x4x?x32xbf16>
+  func.call @print(%o2) : (tensor<2x4x?x32xbf16>) -> ()
+  return
+}
