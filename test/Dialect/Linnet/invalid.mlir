@@ -82,6 +82,46 @@ func.func @attention_offset_type(%q: tensor<2x4x3x8xf32>,
 
 // -----
 
+func.func @attention_mixed(%q: tensor<2x4x3x8xf32>, %k: tensor<2x2x5x8xf32>,
+                           %v: tensor<2x2x5x8xf32>, %offset: tensor<2xi32>,
+                           %scale: f32, %out: memref<2x4x3x8xf32>) {
+  // expected-error @+1 {{expects its operands all tensors or all buffers}}
+  linnet.attention %q, %k, %v, %offset, %scale into %out
+      : (tensor<2x4x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>,
+         tensor<2xi32>, f32, memref<2x4x3x8xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_result_type(%q: tensor<2x4x3x8xf32>,
+                                 %k: tensor<2x2x5x8xf32>,
+                                 %v: tensor<2x2x5x8xf32>,
+                                 %offset: tensor<2xi32>, %scale: f32,
+                                 %init: tensor<2x4x3x8xf32>) {
+  // expected-error @+1 {{expects its result of its destination's type 'tensor<2x4x3x8xf32>', got 'tensor<2x4x?x8xf32>'}}
+  %0 = linnet.attention %q, %k, %v, %offset, %scale into %init
+      : (tensor<2x4x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>,
+         tensor<2xi32>, f32, tensor<2x4x3x8xf32>) -> tensor<2x4x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_no_result(%q: tensor<2x4x3x8xf32>,
+                               %k: tensor<2x2x5x8xf32>,
+                               %v: tensor<2x2x5x8xf32>,
+                               %offset: tensor<2xi32>, %scale: f32,
+                               %init: tensor<2x4x3x8xf32>) {
+  // expected-error @+1 {{expects 1 result on tensors, got 0}}
+  linnet.attention %q, %k, %v, %offset, %scale into %init
+      : (tensor<2x4x3x8xf32>, tensor<2x2x5x8xf32>, tensor<2x2x5x8xf32>,
+         tensor<2xi32>, f32, tensor<2x4x3x8xf32>) -> ()
+  return
+}
+
+// -----
+
 func.func @delta_rule_state(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32>,
                             %v: tensor<2x5x3x6xf32>, %beta: tensor<2x5x3xf32>,
                             %g: tensor<2x5x3xf32>, %init: tensor<2x3x6x4xf32>,
