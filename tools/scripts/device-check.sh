@@ -11,7 +11,8 @@
 #         Batch 2, whose prompts multiply on the tensor cores from tiles
 #         staged in shared memory; bf16, Batch 1, hidden 256, a prompt of
 #         150 tokens: the wide tensor-core layout; bf16, Batch 1, a prompt
-#         of 1100 tokens: attention's two blocks of 1024 keys), their
+#         of 1100 tokens: attention on the tensor cores, 18 tiles of 64
+#         queries over up to 69 steps of 16 keys), their
 #         checkpoints, a
 #         script of entry calls each, and the logits of that script on the
 #         binary's emulated device, computed here;
@@ -76,8 +77,8 @@ tiny four 1 "{\"calls\": [{\"entry\": \"prefill\", \"tokens\": [[$(seq -s, 1 150
   --key-heads 2 --value-heads 4 --key-dim 64 --value-dim 64 --experts 8 --topk 2 \
   --expert-inner 128 --shared-inner 128 --max-seq 256
 echo 5e-2 > "$out/tiny/four/tolerance"
-# bf16 and a prompt longer than a block of a prompt's attention (1024
-# keys): the second block's kernels rescale what the first summed.
+# bf16 and a long prompt: the tensor cores' attention (TensorCoreAttention)
+# walks 1100 keys in steps of 16 for 18 tiles of 64 queries.
 tiny five 1 "{\"calls\": [{\"entry\": \"prefill\", \"tokens\": [[$("$python" -c 'print(",".join(str((7 * i + 3) % 64) for i in range(1100)))')]], \"pos\": 0}, {\"entry\": \"decode\", \"tokens\": [[9]], \"pos\": 1100}]}" \
   --seed 5 --groups 1 --dtype bf16 --rope-theta 10000000 --max-seq 1200
 echo 5e-2 > "$out/tiny/five/tolerance"
