@@ -280,6 +280,14 @@ LogicalResult lowerAttentionToTensorCores(RewriterBase &rewriter,
                     chunk.mayBePast ? chunkInStage(chunk) : Value());
   };
 
+  // The lane's part of the key fragments' ldmatrix addresses (below).
+  auto fragmentsType = VectorType::get({4, 2}, bf16);
+  Value laneIn8 = arith::RemUIOp::create(b, loc, lane, index.constant(8));
+  Value laneHalf = arith::DivUIOp::create(b, loc, lane, index.constant(16));
+  Value laneOddEighth = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lane, index.constant(8)),
+      index.constant(2));
+
   // The key steps, carrying the accumulators, each row's maximum and (this
   // lane's part of) its sum, and the next step's chunks: loaded before the
   // loop for the first step, and in each step for the next while the
@@ -322,12 +330,6 @@ LogicalResult lowerAttentionToTensorCores(RewriterBase &rewriter,
   // depth 8 (l / 8 mod 2) and receives key l / 4 of each matrix, depths
   // 2 (l mod 4) + {0, 1}: B's layout.
   constexpr int64_t kScoreParts = kAttentionKeyStep / kMmaColumns;
-  auto fragmentsType = VectorType::get({4, 2}, bf16);
-  Value laneIn8 = arith::RemUIOp::create(b, loc, lane, index.constant(8));
-  Value laneHalf = arith::DivUIOp::create(b, loc, lane, index.constant(16));
-  Value laneOddEighth = arith::RemUIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lane, index.constant(8)),
-      index.constant(2));
   Value scores[kScoreParts];
   for (int64_t j = 0; j < kScoreParts; ++j)
     scores[j] = arith::ConstantOp::create(b, loc, b.getZeroAttr(sumsType));
@@ -483,10 +485,12 @@ LogicalResult lowerAttentionToTensorCores(RewriterBase &rewriter,
     total[half] =
         acrossQuad(steps.getResult(parts + 2 + half), /*isMax=*/false);
   Type outType = cast<MemRefType>(out.getType()).getElementType();
+  Value any[2];
+  for (int64_t half = 0; half < 2; ++half)
+    any[half] = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                      total[half], floatConstant(0.0));
   for (int64_t part = 0; part < parts; ++part)
     for (int64_t half = 0; half < 2; ++half) {
-      Value any = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                        total[half], floatConstant(0.0));
       scf::IfOp::create(b, loc, rowInside[half], [&](OpBuilder &, Location at) {
         for (int64_t pair = 0; pair < 2; ++pair) {
           Value column = index.add(index.add(warpColumn, index.mul(quad, 2)),
@@ -494,8 +498,8 @@ LogicalResult lowerAttentionToTensorCores(RewriterBase &rewriter,
           Value element = vector::ExtractOp::create(
               b, at, steps.getResult(part), ArrayRef<int64_t>{half, pair});
           Value quotient = arith::DivFOp::create(b, at, element, total[half]);
-          Value result =
-              arith::SelectOp::create(b, at, any, quotient, floatConstant(0.0));
+          Value result = arith::SelectOp::create(b, at, any[half], quotient,
+                                                 floatConstant(0.0));
           memref::StoreOp::create(
               b, at, arith::TruncFOp::create(b, at, outType, result), out,
               ValueRange{row, head, laneRow[half], column});
