@@ -7,12 +7,17 @@ multiply-adds the prompt needs, computed here from the config and MODEL.md (ever
 of every token; of the routed experts the 8 a token chooses; attention's scores and weighted
 values over the keys each query sees), at the 800 TFLOP/s a bf16 GEMM measures on an H200.
 
+The DeltaNet's scans are a chain of dependent tokens, bound by neither: their time is the
+instructions the multiprocessors issue (bench/cuda_scan_issue.py, from the scan kernel's SASS),
+added after the rest.
+
 The bytes are the report's upper bounds: each kernel's buffers, or the views its blocks take of
 them times the blocks, so a tile of a product that many blocks read counts once a block (what
 L2 serves, not only what memory does), and attention's blocks of keys run to the cache's
 length (MaxSeq), not the prompt's. So the bytes' time is a ceiling, the FLOPs' a floor.
 
     bench/cuda_prefill_estimate.py [--build DIR] [--config JSON] [--tokens N] [--max-seq N]
+                                   [--cache DIR]
 
 No GPU is needed (ptxas is); the GPU check is tools/scripts/device-check.sh."""
 import argparse
@@ -22,6 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
+import cuda_scan_issue  # noqa: E402
 
 BANDWIDTH = 4.3e12  # bytes/s an H200 copies at
 FLOPS = 800e12  # bf16 multiply-adds x 2 an H200's GEMM measures (issue 14)
@@ -60,6 +66,8 @@ def main():
     parser.add_argument("--tokens", type=int, default=8192, help="the prompt's length")
     parser.add_argument("--max-seq", type=int, default=9216,
                         help="MaxSeq: the cache, which bounds attention's blocks of keys")
+    parser.add_argument("--cache", default=os.path.expanduser("~/.cache/linnet-bench"),
+                        help="where nvdisasm is kept (bench/cuda_scan_issue.py)")
     args = parser.parse_args()
     if args.tokens < 1 or args.max_seq < args.tokens:
         sys.exit("--tokens must be at least 1 and at most --max-seq")
@@ -84,9 +92,14 @@ def main():
           f"{line['device_waits']} waits for the device")
     print(f"  multiply-adds: {flops / 1e12:.1f} TFLOP: {compute * 1e3:.1f} ms at "
           f"{FLOPS / 1e12:.0f} TFLOP/s")
-    low, high = max(memory, compute) + starts, memory + compute + starts
+    scan_lines, scan_ms = cuda_scan_issue.scan_estimate(args.build, config, args.tokens,
+                                                        args.cache)
+    print("\n".join("  " + text for text in scan_lines))
+    scan = scan_ms * 1e-3
+    low, high = max(memory, compute) + scan + starts, memory + compute + scan + starts
     print(f"  first token: {low * 1e3:.1f} to {high * 1e3:.1f} ms on paper (bytes and FLOPs "
-          f"overlapped, or not), against {TARGET * 1e3:.0f} ms at 8192 tokens")
+          f"overlapped, or not; the scans after them), against {TARGET * 1e3:.0f} ms at 8192 "
+          f"tokens")
 
 
 if __name__ == "__main__":

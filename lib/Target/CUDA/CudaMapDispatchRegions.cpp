@@ -203,7 +203,7 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
     gpu::BarrierOp::create(rewriter, write->getLoc());
   }
   // A prompt's delta rule (kept an op through bufferization): a value
-  // column a warp.
+  // column 8 lanes (WarpScan.h).
   for (linnet::DeltaRuleOp scan : scans) {
     Location loc = scan.getLoc();
     rewriter.setInsertionPointAfter(scan);

@@ -16,6 +16,7 @@
 #include "TensorCoreAttention.h"
 #include "TensorCoreMatmul.h"
 #include "WarpReduction.h"
+#include "WarpScan.h"
 
 #include "linnet/Codegen/LoweringConfig.h"
 #include "linnet/Dialect/Linnet/IR/LinnetOps.h"
@@ -51,10 +52,10 @@ SmallVector<int64_t> blockTile(linalg::LinalgOp op, int64_t threads) {
 }
 
 /// The block tile of an op tiled as an op: the delta rule's, a prompt's or
-/// a decode step's, a value column a warp (its lowering keeps it an op,
+/// a decode step's, a value column 8 lanes (its lowering keeps it an op,
 /// which the block runs as a warp scan and which needs no buffer of its
-/// own: a decode step's 32 heads of 128 columns are 512 blocks, each moving
-/// 8 columns of state, not 32 each moving a head's 128 KiB); attention's,
+/// own: a decode step's 32 heads of 128 columns are 128 blocks, each moving
+/// 32 columns of state, not 32 each moving a head's 64 KiB); attention's,
 /// where every operand has a static shape (a decode step's: a tile of a
 /// dynamic extent would need buffers of no bound in the block), a row and a
 /// head; a prompt's, where the tensor cores take it (TensorCoreAttention.h),
@@ -65,10 +66,18 @@ std::optional<SmallVector<int64_t>> specialOpTile(Operation *op,
     auto shaped = dyn_cast<ShapedType>(type);
     return !shaped || shaped.hasStaticShape();
   });
-  // A scan: a value column a warp (linnet-cuda-map-dispatch-regions runs
-  // it as a warp scan), a row and a head's columns a block.
-  if (isa<linnet::DeltaRuleOp>(op))
-    return SmallVector<int64_t>{1, 1, threadsPerBlock / linnet::kWarpSize};
+  // A scan: a value column kScanLanesPerColumn lanes
+  // (linnet-cuda-map-dispatch-regions runs it as a warp scan), a row and as
+  // many of a head's columns as the block has groups of lanes (no more than
+  // the head has).
+  if (auto scan = dyn_cast<linnet::DeltaRuleOp>(op)) {
+    int64_t columns = threadsPerBlock / linnet::kScanLanesPerColumn;
+    int64_t headColumns =
+        cast<ShapedType>(scan.getValue().getType()).getDimSize(3);
+    if (!ShapedType::isDynamic(headColumns))
+      columns = std::min(columns, headColumns);
+    return SmallVector<int64_t>{1, 1, std::max<int64_t>(columns, 1)};
+  }
   if (auto attention = dyn_cast<linnet::AttentionOp>(op)) {
     if (linnet::matchTensorCoreAttention(attention, threadsPerBlock))
       return SmallVector<int64_t>{1, 1, linnet::kAttentionQueryTile};

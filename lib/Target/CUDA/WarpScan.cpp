@@ -1,6 +1,7 @@
-//===- WarpScan.cpp - a prompt's delta rule, a value column a warp --------===//
+//===- WarpScan.cpp - a prompt's delta rule, a value column 8 lanes -------===//
 //
-// For a column (b, n, v) and lane l, with s_j = state[b, n, l + 32 j, v]:
+// For a column (b, n, v) and its lane l (of kScanLanesPerColumn), with
+// s_j = state[b, n, l R + j, v]:
 //
 //   for t in [0, S):
 //     kv = sum_k s k_t, sq = sum_k s q_t, kq = sum_k k_t q_t   (shuffles)
@@ -10,14 +11,21 @@
 //     out_t = active ? decay sq + delta kq : 0                  (lane 0)
 //
 // with active = t < lengths[b]: the lowering of DeltaRule.cpp, the same sums
-// in another order. Every lane runs every shuffle: the warps step through
-// the columns alike (a warp past the last computes the last again and
-// stores nothing), and elements past the key size are zeros.
+// in another order (each lane's part in two chains of fused multiply-adds,
+// so that a token waits on half as many). Tokens go two an iteration, each
+// read a token ahead; the iterations whose reads are all inside the prompt
+// first, then the last one or two tokens. Every lane runs every shuffle:
+// the groups step through the columns alike (a group past the last
+// computes the last again and stores nothing), and elements past the key
+// size are zeros. At full size (K = V = 128) a token is 142 SASS
+// instructions a warp of 4 columns (bench/cuda_scan_issue.py), where a
+// column a warp took 153 a column.
 //
 //===----------------------------------------------------------------------===//
 
 #include "WarpScan.h"
 
+#include "IndexBuilder.h"
 #include "WarpReduction.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -26,60 +34,138 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 
 namespace linnet {
+namespace {
 
-LogicalResult lowerDeltaRuleToWarps(RewriterBase &rewriter, DeltaRuleOp op,
-                                    Value thread, int64_t threadsPerBlock) {
-  Location loc = op.getLoc();
-  auto keyType = dyn_cast<MemRefType>(op.getKey().getType());
-  if (!keyType)
-    return op.emitOpError("is run as a warp scan only on buffers");
-  int64_t keys = keyType.getDimSize(3);
-  if (ShapedType::isDynamic(keys))
-    return op.emitOpError("is run as a warp scan only with a static key size");
-  const int64_t parts = llvm::divideCeil(keys, kWarpSize);
+static_assert(kScanLanesPerColumn > 0 && kWarpSize % kScanLanesPerColumn == 0 &&
+                  (kScanLanesPerColumn & (kScanLanesPerColumn - 1)) == 0,
+              "a column's lanes are a power of two within a warp");
 
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  OpBuilder &b = rewriter;
-  Type f32 = b.getF32Type();
-  auto index = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  };
-  auto constant = [&](double value) -> Value {
-    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+/// The scan of one tile of a delta rule, built by every thread of a block.
+class ScanBuilder {
+public:
+  ScanBuilder(OpBuilder &b, DeltaRuleOp op, Value thread,
+              int64_t threadsPerBlock)
+      : b(b), loc(op.getLoc()), ix{b, loc}, op(op),
+        threadsPerBlock(threadsPerBlock) {
+    keys = cast<MemRefType>(op.getKey().getType()).getDimSize(3);
+    rowsPerLane = llvm::divideCeil(keys, kScanLanesPerColumn);
+    Value lanes = ix.constant(kScanLanesPerColumn);
+    part = arith::RemUIOp::create(b, loc, thread, lanes);
+    group = arith::DivUIOp::create(b, loc, thread, lanes);
+    firstRow = ix.mul(part, rowsPerLane);
+    for (int64_t j = 0; j < rowsPerLane; ++j) {
+      keyRows.push_back(ix.add(firstRow, ix.constant(j)));
+      keyInside.push_back(keys % kScanLanesPerColumn == 0
+                              ? Value()
+                              : ix.below(keyRows.back(), ix.constant(keys)));
+    }
+  }
+
+  /// Elements of a vector load of the key and query rows (16 bytes), where
+  /// a lane's rows are whole vectors; 0 where they are not.
+  int64_t vectorWidth() {
+    auto type = cast<MemRefType>(op.getKey().getType());
+    int64_t width = kVectorBytes * 8 / type.getElementTypeBitWidth();
+    bool rowsAllow =
+        keys % kScanLanesPerColumn == 0 && rowsPerLane % width == 0 &&
+        hasUnitLastStride(type) &&
+        hasUnitLastStride(cast<MemRefType>(op.getQuery().getType()));
+    return rowsAllow ? width : 0;
+  }
+
+  /// The loop over the tile's columns, each group of lanes scanning one;
+  /// the key and query rows read `width` elements at a time (0: one).
+  void buildColumns(int64_t width);
+
+private:
+  Value f32Constant(double value) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                           APFloat(float(value)));
-  };
-  auto below = [&](Value lhs, Value rhs) -> Value {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lhs, rhs);
-  };
-  auto both = [&](Value lhs, Value rhs) -> Value {
-    return arith::AndIOp::create(b, loc, lhs, rhs);
-  };
-  auto add = [&](Value lhs, Value rhs) -> Value {
-    return arith::AddFOp::create(b, loc, lhs, rhs);
-  };
-  auto mul = [&](Value lhs, Value rhs) -> Value {
+  }
+  Value fma(Value a, Value x, Value c) {
+    return math::FmaOp::create(b, loc, a, x, c);
+  }
+  Value mul(Value lhs, Value rhs) {
     return arith::MulFOp::create(b, loc, lhs, rhs);
-  };
-  // memref[indices] where `inside` (null: always), 0 elsewhere.
-  auto loadOrZero = [&](Value memref, ValueRange indices,
-                        Value inside) -> Value {
+  }
+  Value loadOrZero(Value memref, ValueRange indices, Value inside) {
     if (!inside)
       return memref::LoadOp::create(b, loc, memref, indices);
     return linnet::loadOrZero(b, loc, memref, indices, inside);
-  };
-  auto storeIf = [&](Value inside, Value value, Value memref,
-                     ValueRange indices) {
+  }
+  void storeIf(Value inside, Value value, Value memref, ValueRange indices) {
     scf::IfOp::create(b, loc, inside, [&](OpBuilder &then, Location at) {
       memref::StoreOp::create(then, at, value, memref, indices);
       scf::YieldOp::create(then, at);
     });
-  };
+  }
+  /// A lane's rows of `source` ([B, S, N, K]) at token `t` of row `row` and
+  /// head `head`, zeros where `inside` is false (null: always inside) and
+  /// past the key size.
+  void loadRows(Value source, Value row, Value t, Value head, Value inside,
+                int64_t width, SmallVectorImpl<Value> &loaded);
 
+  OpBuilder &b;
+  Location loc;
+  IndexBuilder ix;
+  DeltaRuleOp op;
+  int64_t threadsPerBlock;
+  int64_t keys = 0, rowsPerLane = 0;
+  Value part, group, firstRow;
+  SmallVector<Value> keyRows, keyInside;
+};
+
+void ScanBuilder::loadRows(Value source, Value row, Value t, Value head,
+                           Value inside, int64_t width,
+                           SmallVectorImpl<Value> &loaded) {
+  if (!width) {
+    for (int64_t j = 0; j < rowsPerLane; ++j) {
+      Value rowInside = !keyInside[j] ? inside
+                        : !inside     ? keyInside[j]
+                                      : ix.both(inside, keyInside[j]);
+      loaded.push_back(
+          loadOrZero(source, ValueRange{row, t, head, keyRows[j]}, rowInside));
+    }
+    return;
+  }
+  auto type = cast<MemRefType>(source.getType());
+  auto vectorType = VectorType::get({width}, type.getElementType());
+  auto loadVector = [&](OpBuilder &at, Location where, int64_t j) -> Value {
+    return vector::LoadOp::create(
+        at, where, vectorType, source, ValueRange{row, t, head, keyRows[j]},
+        /*nontemporal=*/false, llvm::MaybeAlign(kVectorBytes));
+  };
+  for (int64_t j = 0; j < rowsPerLane; j += width) {
+    Value chunk;
+    if (!inside) {
+      chunk = loadVector(b, loc, j);
+    } else {
+      chunk = scf::IfOp::create(
+                  b, loc, inside,
+                  [&](OpBuilder &then, Location at) {
+                    scf::YieldOp::create(then, at, loadVector(then, at, j));
+                  },
+                  [&](OpBuilder &otherwise, Location at) {
+                    Value zeros = arith::ConstantOp::create(
+                        otherwise, at, vectorType,
+                        DenseElementsAttr::get(
+                            vectorType,
+                            otherwise.getZeroAttr(type.getElementType())));
+                    scf::YieldOp::create(otherwise, at, zeros);
+                  })
+                  .getResult(0);
+    }
+    for (int64_t e = 0; e < width; ++e)
+      loaded.push_back(vector::ExtractOp::create(b, loc, chunk, e));
+  }
+}
+
+void ScanBuilder::buildColumns(int64_t width) {
   Value query = op.getQuery(), key = op.getKey(), value = op.getValue(),
         beta = op.getBeta(), gate = op.getGate(), output = op.getOutputInit(),
         state = op.getInitial();
@@ -90,30 +176,19 @@ LogicalResult lowerDeltaRuleToWarps(RewriterBase &rewriter, DeltaRuleOp op,
         columns = dim(value, 3);
   Value total = arith::MulIOp::create(
       b, loc, arith::MulIOp::create(b, loc, rows, heads), columns);
-  Value warpSize = index(kWarpSize);
-  Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
-  Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
-  Value firstLane =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, index(0));
-  // Lane l's rows of the state, and where the key size is no multiple of 32
-  // whether each is one.
-  SmallVector<Value> keyRows, keyInside;
-  for (int64_t part = 0; part < parts; ++part) {
-    keyRows.push_back(
-        arith::AddIOp::create(b, loc, lane, index(part * kWarpSize)));
-    keyInside.push_back(
-        keys % kWarpSize == 0 ? Value() : below(keyRows.back(), index(keys)));
-  }
+  Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          part, ix.constant(0));
 
-  // The columns, a warp each, every warp stepping alike.
-  auto columnLoop = scf::ForOp::create(b, loc, index(0), total,
-                                       index(threadsPerBlock / kWarpSize));
+  // The columns, a group of lanes each, every group stepping alike.
+  auto columnLoop =
+      scf::ForOp::create(b, loc, ix.constant(0), total,
+                         ix.constant(threadsPerBlock / kScanLanesPerColumn));
+  OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(columnLoop.getBody());
-  Value column =
-      arith::AddIOp::create(b, loc, columnLoop.getInductionVar(), warp);
-  Value owned = below(column, total);
-  Value last = arith::SubIOp::create(b, loc, total, index(1));
-  column = arith::MinUIOp::create(b, loc, column, last);
+  Value column = ix.add(columnLoop.getInductionVar(), group);
+  Value owned = ix.below(column, total);
+  column = arith::MinUIOp::create(
+      b, loc, column, arith::SubIOp::create(b, loc, total, ix.constant(1)));
   ValueRange position = affine::AffineDelinearizeIndexOp::create(
                             b, loc, column, ValueRange{rows, heads, columns},
                             /*hasOuterBound=*/true)
@@ -123,76 +198,188 @@ LogicalResult lowerDeltaRuleToWarps(RewriterBase &rewriter, DeltaRuleOp op,
       b, loc, b.getIndexType(),
       memref::LoadOp::create(b, loc, op.getLengths(), ValueRange{row}));
 
-  // What the scan reads of token t (zeros past the last): its key and
-  // query rows, value, beta and gate.
-  auto loadToken = [&](Value t) {
-    Value inside = below(t, tokens);
+  // What the scan reads of token t: the lane's rows of its key and query,
+  // its column's value, beta and gate; zeros where `inside` is false (null:
+  // always inside).
+  auto loadToken = [&](Value t, Value inside) {
     SmallVector<Value> loaded;
-    for (Value source : {key, query})
-      for (int64_t part = 0; part < parts; ++part)
-        loaded.push_back(loadOrZero(
-            source, ValueRange{row, t, head, keyRows[part]},
-            keyInside[part] ? both(inside, keyInside[part]) : inside));
+    loadRows(key, row, t, head, inside, width, loaded);
+    loadRows(query, row, t, head, inside, width, loaded);
     loaded.push_back(loadOrZero(value, ValueRange{row, t, head, col}, inside));
     loaded.push_back(loadOrZero(beta, ValueRange{row, t, head}, inside));
     loaded.push_back(loadOrZero(gate, ValueRange{row, t, head}, inside));
     return loaded;
   };
 
+  const int64_t n = rowsPerLane;
+  // One token of the scan: `read` what loadToken read of token `t`, `s`
+  // the lane's rows of the state (updated); `past` (null: never) whether
+  // `t` is past the last token, which then changes nothing.
+  auto step = [&](Value t, ArrayRef<Value> read, SmallVectorImpl<Value> &s,
+                  Value past) {
+    ArrayRef<Value> keyT = read.take_front(n), queryT = read.slice(n, n);
+    Value valueT = read[2 * n], betaT = read[2 * n + 1],
+          gateT = read[2 * n + 2];
+    // The lane's part of each sum in two chains (even and odd rows), then
+    // the column's lanes' parts by butterfly shuffles.
+    Value chains[2][3];
+    for (int64_t j = 0; j < n; ++j) {
+      Value(&chain)[3] = chains[j % 2];
+      Value factors[3][2] = {
+          {s[j], keyT[j]}, {s[j], queryT[j]}, {keyT[j], queryT[j]}};
+      for (int sum = 0; sum < 3; ++sum)
+        chain[sum] = j < 2 ? mul(factors[sum][0], factors[sum][1])
+                           : fma(factors[sum][0], factors[sum][1], chain[sum]);
+    }
+    Value sums[3];
+    for (int sum = 0; sum < 3; ++sum)
+      sums[sum] =
+          n > 1 ? arith::AddFOp::create(b, loc, chains[0][sum], chains[1][sum])
+                : chains[0][sum];
+    for (int32_t offset = kScanLanesPerColumn / 2; offset > 0; offset /= 2)
+      for (Value &sum : sums)
+        sum = arith::AddFOp::create(
+            b, loc, sum,
+            gpu::ShuffleOp::create(b, loc, sum, offset, kWarpSize,
+                                   gpu::ShuffleMode::XOR)
+                .getShuffleResult());
+    Value kv = sums[0], sq = sums[1], kq = sums[2];
+
+    Value active =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t, length);
+    Value stored = ix.both(firstLane, owned);
+    if (past) {
+      Value inside = arith::XOrIOp::create(
+          b, loc, past, arith::ConstantIntOp::create(b, loc, 1, 1));
+      active = ix.both(active, inside);
+      stored = ix.both(stored, inside);
+    }
+    // exp of a gate (at most 0): the fast form (ex2.approx), relative error
+    // about 2^-21 there.
+    Value decay = arith::SelectOp::create(
+        b, loc, active,
+        math::ExpOp::create(b, loc, gateT, arith::FastMathFlags::afn),
+        f32Constant(1.0));
+    Value delta = arith::SelectOp::create(
+        b, loc, active,
+        mul(betaT, fma(arith::NegFOp::create(b, loc, decay), kv, valueT)),
+        f32Constant(0.0));
+    for (int64_t j = 0; j < n; ++j)
+      s[j] = fma(keyT[j], delta, mul(decay, s[j]));
+    Value out = arith::SelectOp::create(
+        b, loc, active, fma(delta, kq, mul(decay, sq)), f32Constant(0.0));
+    storeIf(stored, out, output, ValueRange{row, t, head, col});
+  };
+
+  // Two tokens `t` and `t` + 1, each token's reads issued a token ahead of
+  // its sums (in flight while the token before runs): `first` what token
+  // `t` read, `s` the state (updated); returns what token `t` + 2 read.
+  // The reads of the second token then take the registers the first's
+  // left, where a loop of one token a step moved every read value from one
+  // register to another each token. Where `last` is null every token read
+  // is inside the prompt; otherwise a read past `last` reads `last` again
+  // (what it reads goes unused) and a token past it changes nothing.
+  auto pair = [&](Value t, ArrayRef<Value> first, SmallVectorImpl<Value> &s,
+                  Value last) {
+    auto readAt = [&](int64_t ahead) {
+      Value token = ix.add(t, ix.constant(ahead));
+      return loadToken(
+          last ? arith::MinUIOp::create(b, loc, token, last) : token, Value());
+    };
+    auto isPast = [&](Value token) -> Value {
+      if (!last)
+        return Value();
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, token,
+                                   last);
+    };
+    SmallVector<Value> second = readAt(1);
+    step(t, first, s, isPast(t));
+    SmallVector<Value> next = readAt(2);
+    Value secondToken = ix.add(t, ix.constant(1));
+    step(secondToken, second, s, isPast(secondToken));
+    return next;
+  };
+
+  // Pairs whose reads are all inside the prompt (tokens 0 .. S - 3 first,
+  // so that the reads of t + 2 exist: their addresses are running
+  // pointers), then the last one or two tokens as a pair whose reads stop
+  // at the last token.
   SmallVector<Value> carried;
-  for (int64_t part = 0; part < parts; ++part)
-    carried.push_back(loadOrZero(
-        state, ValueRange{row, head, keyRows[part], col}, keyInside[part]));
-  llvm::append_range(carried, loadToken(index(0)));
-  auto scan = scf::ForOp::create(b, loc, index(0), tokens, index(1), carried);
-  b.setInsertionPointToStart(scan.getBody());
-  Value t = scan.getInductionVar();
-  ValueRange args = scan.getRegionIterArgs();
-  ValueRange s = args.take_front(parts);
-  ValueRange keyT = args.slice(parts, parts),
-             queryT = args.slice(2 * parts, parts);
-  Value valueT = args[3 * parts], betaT = args[3 * parts + 1],
-        gateT = args[3 * parts + 2];
-  // The next token's reads first: in flight while this one's sums run.
-  SmallVector<Value> next =
-      loadToken(arith::AddIOp::create(b, loc, t, index(1)));
-
-  Value sums[3];
-  for (int64_t part = 0; part < parts; ++part) {
-    Value products[3] = {mul(s[part], keyT[part]), mul(s[part], queryT[part]),
-                         mul(keyT[part], queryT[part])};
-    for (auto [sum, product] : llvm::zip(sums, products))
-      sum = part == 0 ? product : add(sum, product);
+  for (int64_t j = 0; j < n; ++j)
+    carried.push_back(loadOrZero(state, ValueRange{row, head, keyRows[j], col},
+                                 keyInside[j]));
+  llvm::append_range(
+      carried, loadToken(ix.constant(0), ix.below(ix.constant(0), tokens)));
+  Value inside = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, tokens, ix.constant(2)),
+      ix.constant(0));
+  auto scan = scf::ForOp::create(b, loc, ix.constant(0), inside, ix.constant(2),
+                                 carried);
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(scan.getBody());
+    ValueRange args = scan.getRegionIterArgs();
+    SmallVector<Value> yielded(args.take_front(n));
+    SmallVector<Value> next =
+        pair(scan.getInductionVar(), llvm::to_vector(args.drop_front(n)),
+             yielded, Value());
+    llvm::append_range(yielded, next);
+    scf::YieldOp::create(b, loc, yielded);
   }
-  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2)
-    for (Value &sum : sums)
-      sum = add(sum, gpu::ShuffleOp::create(b, loc, sum, offset, kWarpSize,
-                                            gpu::ShuffleMode::XOR)
-                         .getShuffleResult());
-  Value kv = sums[0], sq = sums[1], kq = sums[2];
+  // The first token left: the pairs' tokens (their count rounded up to a
+  // pair), then the last one or two.
+  Value done =
+      ix.mul(arith::DivUIOp::create(b, loc, ix.add(inside, ix.constant(1)),
+                                    ix.constant(2)),
+             2);
+  // A loop of at most one iteration, not a branch: the emulated device
+  // runs a loop with shuffles in it that carries values, not such a branch.
+  auto rest = scf::ForOp::create(b, loc, done, tokens, ix.constant(2),
+                                 ValueRange(scan.getResults().take_front(n)));
+  {
+    OpBuilder::InsertionGuard restGuard(b);
+    b.setInsertionPointToStart(rest.getBody());
+    SmallVector<Value> s(rest.getRegionIterArgs());
+    pair(rest.getInductionVar(),
+         SmallVector<Value>(scan.getResults().drop_front(n)), s,
+         arith::SubIOp::create(b, loc, tokens, ix.constant(1)));
+    scf::YieldOp::create(b, loc, s);
+  }
 
-  Value active =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t, length);
-  Value decay = arith::SelectOp::create(
-      b, loc, active, math::ExpOp::create(b, loc, gateT), constant(1.0));
-  Value delta = arith::SelectOp::create(
-      b, loc, active,
-      mul(betaT, arith::SubFOp::create(b, loc, valueT, mul(decay, kv))),
-      constant(0.0));
-  SmallVector<Value> yielded;
-  for (int64_t part = 0; part < parts; ++part)
-    yielded.push_back(add(mul(decay, s[part]), mul(keyT[part], delta)));
-  Value out = arith::SelectOp::create(
-      b, loc, active, add(mul(decay, sq), mul(delta, kq)), constant(0.0));
-  storeIf(both(firstLane, owned), out, output, ValueRange{row, t, head, col});
-  llvm::append_range(yielded, next);
-  scf::YieldOp::create(b, loc, yielded);
+  for (int64_t j = 0; j < n; ++j)
+    storeIf(keyInside[j] ? ix.both(owned, keyInside[j]) : owned,
+            rest.getResult(j), state, ValueRange{row, head, keyRows[j], col});
+}
 
-  b.setInsertionPointAfter(scan);
-  for (int64_t part = 0; part < parts; ++part)
-    storeIf(keyInside[part] ? both(owned, keyInside[part]) : owned,
-            scan.getResult(part), state,
-            ValueRange{row, head, keyRows[part], col});
+} // namespace
+
+LogicalResult lowerDeltaRuleToWarps(RewriterBase &rewriter, DeltaRuleOp op,
+                                    Value thread, int64_t threadsPerBlock) {
+  auto keyType = dyn_cast<MemRefType>(op.getKey().getType());
+  if (!keyType)
+    return op.emitOpError("is run as a warp scan only on buffers");
+  if (ShapedType::isDynamic(keyType.getDimSize(3)))
+    return op.emitOpError("is run as a warp scan only with a static key size");
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  ScanBuilder scan(rewriter, op, thread, threadsPerBlock);
+  if (int64_t width = scan.vectorWidth()) {
+    // Vectors where the buffers' rows fall on 16-byte boundaries (known
+    // only at run time), elements otherwise.
+    Value aligned = arith::AndIOp::create(
+        rewriter, loc, alignedForVectors(rewriter, loc, op.getKey()),
+        alignedForVectors(rewriter, loc, op.getQuery()));
+    auto versions = scf::IfOp::create(rewriter, loc, TypeRange{}, aligned,
+                                      /*withElseRegion=*/true);
+    rewriter.setInsertionPoint(versions.thenBlock()->getTerminator());
+    scan.buildColumns(width);
+    rewriter.setInsertionPoint(versions.elseBlock()->getTerminator());
+    scan.buildColumns(0);
+  } else {
+    scan.buildColumns(0);
+  }
   rewriter.eraseOp(op);
   return success();
 }

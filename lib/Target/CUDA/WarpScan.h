@@ -1,15 +1,24 @@
-//===- WarpScan.h - a prompt's delta rule, a value column a warp ----------===//
+//===- WarpScan.h - a prompt's delta rule, a value column 8 lanes ---------===//
 //
 // The delta rule is a scan over a prompt's tokens; each column v of a
 // head's [K, V] state evolves on its own. Run as linalg ops in a block, a
 // token took several barriers and sums of K products in one thread each,
 // and on the host's side of a kernel it was a launch a token and layer.
-// Here a column is a warp's: lane l keeps rows l, l + 32, ... of the column
-// in registers for the whole prompt, each token's three dot products (the
-// state with the key and the query, the key with the query) are the lanes'
-// partial sums combined by five butterfly shuffles, and the next token's
-// key, query and gates are loaded while this one's are used. No barrier, no
-// shared memory; the state is read once and written once.
+// Here a column is eight lanes': lane l of the column keeps its rows
+// l R .. l R + R - 1 (R = K / 8) in registers for the whole prompt, each
+// token's three dot products (the state with the key and the query, the
+// key with the query) are the lanes' partial sums (fused multiply-adds)
+// combined by three butterfly shuffles, and the next token's key, query and
+// gates are loaded while this one's are used, R consecutive elements a
+// lane (16-byte loads where the rows allow). No barrier, no shared memory;
+// the state is read once and written once.
+//
+// Why eight lanes, not a warp: a token's instructions are then about a
+// quarter a column (a warp's 32 lanes each kept 4 rows of one column and ran
+// 15 shuffles and 15 adds a token for it, and the scan, a fixed chain a
+// token, is bound by how many instructions the multiprocessors issue), and
+// a head's 128 columns are still 4 blocks of 256 threads, one a
+// multiprocessor at full size.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,11 +31,16 @@
 
 namespace linnet {
 
+/// Lanes that share one value column of the scan (a power of two, at most
+/// a warp): a block of T threads scans T / kScanLanesPerColumn columns at
+/// once.
+inline constexpr int64_t kScanLanesPerColumn = 8;
+
 /// Replaces `op` (a `linnet.delta_rule` on buffers, a block's tile of it)
 /// by code every thread of a block of `threadsPerBlock` threads runs, with
 /// `thread` its id: the tile's columns (row, head, value column) dealt out
-/// to the warps, each warp scanning its column over every token. Fails
-/// where the key size is not static.
+/// to groups of kScanLanesPerColumn lanes, each group scanning its column
+/// over every token. Fails where the key size is not static.
 mlir::LogicalResult lowerDeltaRuleToWarps(mlir::RewriterBase &rewriter,
                                           DeltaRuleOp op, mlir::Value thread,
                                           int64_t threadsPerBlock);

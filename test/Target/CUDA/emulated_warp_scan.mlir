@@ -1,9 +1,10 @@
 // A prompt's delta rule (a run-time number of tokens) on the emulated
-// device: kept an op through bufferization, each value column a warp's
-// scan (WarpScan.cpp). Two rows, the second of two active tokens of three;
-// a key size of 40 (two rows of the state a lane, the second past the key
-// size in most lanes) and 9 value columns (blocks of 8 and of 1, where 7
-// warps compute the last column again and store nothing). Gates of 0 and
+// device: kept an op through bufferization, each value column the scan of
+// 8 lanes (WarpScan.cpp). Two rows, the second of two active tokens of
+// three; a key size of 40 (5 rows of the state a lane, elements: no whole
+// 16-byte vectors) and 9 value columns (a block of 9 of 32 groups of lanes
+// at 256 threads, where 23 compute the last column again and store
+// nothing; blocks of 8 and of 1 at 64 threads). Gates of 0 and
 // dyadic inputs make every value exact; the expected ones are those of the
 // recurrence of MODEL.md 8.7 run in Python.
 // RUN: linnet-opt %s --linnet-cuda-pipeline="stop-after=kernels" | FileCheck %s --check-prefix=GPU
@@ -14,7 +15,7 @@
 // GPU-NOT: gpu.barrier
 // GPU: scf.for
 // GPU-NOT: gpu.barrier
-// GPU-COUNT-15: gpu.shuffle xor
+// GPU-COUNT-9: gpu.shuffle xor
 // GPU-NOT: gpu.barrier
 // GPU: scf.yield
 

@@ -79,10 +79,10 @@ func.func @ops(%x: tensor<?x512xf32>, %n: tensor<?x4xf32>, %a: tensor<64x128xf32
   return %neg, %narrow, %sum, %mm, %lin, %pinned : tensor<?x512xf32>, tensor<?x4xf32>, tensor<?xf32>, tensor<64x512xf32>, tensor<64x512xf32>, tensor<?x512xf32>
 }
 
-// Every delta rule is tiled as an op, a row, a head and a value column a
-// warp a block (8 at 256 threads, 2 at 64), each column's scan a warp's
-// (WarpScan.h): a decode step's (every shape static) and a prefill's (a
-// dynamic sequence). With special-ops-only (the pipeline's first
+// Every delta rule is tiled as an op, a row, a head and a value column
+// each 8 lanes of a block (32 at 256 threads, 8 at 64), at most the head's
+// 8 here, each column's scan its lanes' (WarpScan.h): a decode step's
+// (every shape static) and a prefill's (a dynamic sequence). With special-ops-only (the pipeline's first
 // selection) the delta rules are all that get one.
 // SPECIAL-LABEL: func.func @delta_rules
 // SPECIAL: linnet.delta_rule {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 8], reduction = [0, 0, 0], vector = [0, 0, 0]>
@@ -95,8 +95,8 @@ func.func @ops(%x: tensor<?x512xf32>, %n: tensor<?x4xf32>, %a: tensor<64x128xf32
 // CHECK: linnet.delta_rule {{.*}}linnet.lowering_config = #linnet.lowering_config<thread = [1, 1, 8], reduction = [0, 0, 0], vector = [0, 0, 0]>
 // CHECK-SAME: -> (tensor<2x?x4x8xf32>, tensor<2x4x8x8xf32>)
 // SMALL-LABEL: func.func @delta_rules
-// SMALL: thread = [1, 1, 2]
-// SMALL: thread = [1, 1, 2]
+// SMALL: thread = [1, 1, 8]
+// SMALL: thread = [1, 1, 8]
 func.func @delta_rules(%q: tensor<2x1x4x8xf32>, %b: tensor<2x1x4xf32>, %e: tensor<2x1x4x8xf32>,
                        %qs: tensor<2x?x4x8xf32>, %bs: tensor<2x?x4xf32>, %es: tensor<2x?x4x8xf32>,
                        %init: tensor<2x4x8x8xf32>, %len: tensor<2xi32>)

@@ -22,6 +22,14 @@ def sin_input(shape, seed, scale=1.0, bias=0.0):
     return scale * np.sin(total) + bias
 
 
+def modular_input(shape, coefficients, divisor):
+    """((sum_d coefficients[d] * i_d) mod 17 - 8) / divisor: exact in bf16 and f32 for a power
+    of two divisor, like the @inputs generators of the CUDA target's emulated tests."""
+    index = np.indices(shape)
+    total = sum(c * index[axis] for axis, c in enumerate(coefficients))
+    return (total % 17 - 8) / divisor
+
+
 def read_results(stream=sys.stdin):
     """The memrefs printed by printMemref*, in order, as numpy arrays."""
     text = stream.read()
@@ -86,3 +94,21 @@ def attention(q, k, v, offset, scale, lengths=None, rounded=None):
                 total = sum(w * v[b, kv, j] for w, j in zip(weights, allowed))
                 out[b, h, i] = keep(total / weights.sum())
     return out
+
+
+def delta_rule(q, k, v, beta, g, initial, lengths):
+    """The gated delta rule of MODEL.md section 8.7 in matrix form, one row and
+    head at a time: (out [B, S, N, V], final state [B, N, K, V])."""
+    batch, steps, heads, _ = q.shape
+    out = np.zeros(q.shape[:3] + (v.shape[3],))
+    final = initial.copy()
+    for b in range(batch):
+        for n in range(heads):
+            state = initial[b, n].copy()            # [K, V]
+            for t in range(min(lengths[b], steps)):
+                decayed = np.exp(g[b, t, n]) * state
+                u = beta[b, t, n] * (v[b, t, n] - decayed.T @ k[b, t, n])
+                state = decayed + np.outer(k[b, t, n], u)
+                out[b, t, n] = state.T @ q[b, t, n]
+            final[b, n] = state
+    return out, final

@@ -18,13 +18,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                 "Conversion", "LinnetToLinalg", "Inputs"))
-from reference import attention, compare, to_bf16  # noqa: E402
+from reference import attention, compare, modular_input, to_bf16  # noqa: E402
 
 
 def inputs(shape, x):
-    index = np.indices(shape)
-    total = sum(c * index[axis] for axis, c in enumerate(x))
-    return (total % 17 - 8) / 16.0
+    return modular_input(shape, x, 16.0)
 
 
 q = inputs((2, 4, 70, 32), (11, 7, 3, 5))

@@ -1,0 +1,47 @@
+"""Reference for emulated_warp_scan_vectors.mlir: the gated delta rule of
+MODEL.md 8.7 in numpy (reference.delta_rule) on the test's inputs, the output
+and final state of its two calls (keys and queries in buffers of their own,
+then from element 1 of rows of 65)."""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                                "Conversion", "LinnetToLinalg", "Inputs"))
+from reference import compare, delta_rule, modular_input  # noqa: E402
+
+
+def inputs(shape, x):
+    return modular_input(shape, x, 64.0)
+
+
+def gates(modulus, add, factor):
+    i0, i1, i2 = np.indices((3, 10, 2))
+    return ((i0 + 2 * i1 + 3 * i2) % modulus + add) * factor
+
+
+q = inputs((3, 10, 2, 64), (11, 7, 3, 5))
+k = inputs((3, 10, 2, 64), (13, 5, 7, 3))
+q_offset = inputs((3, 10, 2, 65), (11, 7, 3, 5))[..., 1:]
+k_offset = inputs((3, 10, 2, 65), (13, 5, 7, 3))[..., 1:]
+v = inputs((3, 10, 2, 40), (7, 11, 5, 2))
+initial = inputs((3, 2, 64, 40), (5, 3, 2, 7))
+beta = gates(5, 1, 0.125)
+g = gates(7, 1, -0.0625)
+lengths = [10, 4, 0]
+
+values = np.array([float(line) for line in sys.stdin.read().split()])
+sizes = [3 * 10 * 2 * 40, 3 * 2 * 64 * 40]
+if values.size != 2 * sum(sizes):
+    print(f"FAIL: {values.size} values printed, expected {2 * sum(sizes)}")
+    sys.exit(0)
+at = 0
+for name, (qs, ks) in (("aligned", (q, k)), ("offset", (q_offset, k_offset))):
+    out, final = delta_rule(qs, ks, v, beta, g, initial, lengths)
+    compare(f"{name} output", values[at:at + sizes[0]].reshape(out.shape), out,
+            1e-5, 1e-4)
+    at += sizes[0]
+    compare(f"{name} final state", values[at:at + sizes[1]].reshape(final.shape),
+            final, 1e-5, 1e-4)
+    at += sizes[1]
