@@ -7,9 +7,10 @@ multiply-adds the prompt needs, computed here from the config and MODEL.md (ever
 of every token; of the routed experts the 8 a token chooses; attention's scores and weighted
 values over the keys each query sees), at the 800 TFLOP/s a bf16 GEMM measures on an H200.
 
-The DeltaNet's scans are a chain of dependent tokens, bound by neither: their time is the
-instructions the multiprocessors issue (bench/cuda_scan_issue.py, from the scan kernel's SASS),
-added after the rest.
+The DeltaNet's scans and a prompt's attention are loops whose steps a block runs in turn,
+bound by neither: their time is the instructions the multiprocessors issue
+(bench/cuda_issue.py, from the kernels' SASS), added after the rest, whose multiply-adds are
+then all but attention's.
 
 The bytes are the report's upper bounds: each kernel's buffers, or the views its blocks take of
 them times the blocks, so a tile of a product that many blocks read counts once a block (what
@@ -27,7 +28,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-import cuda_scan_issue  # noqa: E402
+import cuda_issue  # noqa: E402
 
 BANDWIDTH = 4.3e12  # bytes/s an H200 copies at
 FLOPS = 800e12  # bf16 multiply-adds x 2 an H200's GEMM measures (issue 14)
@@ -37,7 +38,8 @@ TARGET = 80e-3  # s: issue 14's first token of an 8k prompt
 
 
 def prompt_flops(config, tokens):
-    """2 x the multiply-adds of one row of `tokens` tokens through the model (MODEL.md)."""
+    """2 x the multiply-adds of one row of `tokens` tokens through the model (MODEL.md): (all
+    of them, those of attention's scores and weighted values)."""
     t = config.get("text_config", config)
     V, H, L = t["vocab_size"], t["hidden_size"], t["num_hidden_layers"]
     nH, nKV, D = t["num_attention_heads"], t["num_key_value_heads"], t["head_dim"]
@@ -57,7 +59,8 @@ def prompt_flops(config, tokens):
             per_token += (2 * nH * D + 2 * nKV * D) * H + nH * D * H  # q and gate, k, v, o
             # scores and weighted values over the keys each query sees: a triangle
             attention += nH * D * 2 * tokens * (tokens + 1) / 2
-    return 2 * (per_token * tokens + attention + H * V)  # the last token's logits
+    # the last token's logits
+    return 2 * (per_token * tokens + attention + H * V), 2 * attention
 
 
 def main():
@@ -67,7 +70,7 @@ def main():
     parser.add_argument("--max-seq", type=int, default=9216,
                         help="MaxSeq: the cache, which bounds attention's blocks of keys")
     parser.add_argument("--cache", default=os.path.expanduser("~/.cache/linnet-bench"),
-                        help="where nvdisasm is kept (bench/cuda_scan_issue.py)")
+                        help="where nvdisasm is kept (bench/cuda_issue.py)")
     args = parser.parse_args()
     if args.tokens < 1 or args.max_seq < args.tokens:
         sys.exit("--tokens must be at least 1 and at most --max-seq")
@@ -79,8 +82,10 @@ def main():
         sys.exit("no `prefill` line in the report:\n" + out[-2000:])
     memory = line["bytes"] / BANDWIDTH
     starts = line["launches"] * LAUNCH + line["grid_waits"] * GRID_WAIT
-    flops = prompt_flops(config, args.tokens)
-    compute = flops / FLOPS
+    flops, attention_flops = prompt_flops(config, args.tokens)
+    # Attention's multiply-adds run in its own kernel, at the rate its instructions issue
+    # (below), not a GEMM's.
+    compute = (flops - attention_flops) / FLOPS
     unbounded = (f" ({line['unbounded']} buffers of a run-time size left out)"
                  if line["unbounded"] else "")
     print(f"prefill, full size, bf16, one row of {args.tokens} tokens (MaxSeq {args.max_seq}):")
@@ -90,16 +95,19 @@ def main():
     print(f"  launches: {line['launches']}, grid waits: {line['grid_waits']}: {starts * 1e3:.1f} ms "
           f"at {LAUNCH * 1e6:.0f} us a launch, {GRID_WAIT * 1e6:.0f} us a grid wait; "
           f"{line['device_waits']} waits for the device")
-    print(f"  multiply-adds: {flops / 1e12:.1f} TFLOP: {compute * 1e3:.1f} ms at "
-          f"{FLOPS / 1e12:.0f} TFLOP/s")
-    scan_lines, scan_ms = cuda_scan_issue.scan_estimate(args.build, config, args.tokens,
-                                                        args.cache)
-    print("\n".join("  " + text for text in scan_lines))
-    scan = scan_ms * 1e-3
-    low, high = max(memory, compute) + scan + starts, memory + compute + scan + starts
-    print(f"  first token: {low * 1e3:.1f} to {high * 1e3:.1f} ms on paper (bytes and FLOPs "
-          f"overlapped, or not; the scans after them), against {TARGET * 1e3:.0f} ms at 8192 "
-          f"tokens")
+    print(f"  multiply-adds: {flops / 1e12:.1f} TFLOP, {attention_flops / 1e12:.1f} of them "
+          f"attention's: the rest {compute * 1e3:.1f} ms at {FLOPS / 1e12:.0f} TFLOP/s")
+    loops = 0.0
+    for lines, ms in (cuda_issue.scan_estimate(args.build, config, args.tokens, args.cache),
+                      cuda_issue.attention_estimate(args.build, config, args.tokens,
+                                                    args.max_seq, args.cache)):
+        print("\n".join("  " + text for text in lines))
+        loops += ms * 1e-3
+    low = max(memory, compute) + loops + starts
+    high = memory + compute + loops + starts
+    print(f"  first token: {low * 1e3:.1f} to {high * 1e3:.1f} ms on paper (bytes and the "
+          f"rest's FLOPs overlapped, or not; the scans and attention after them), against "
+          f"{TARGET * 1e3:.0f} ms at 8192 tokens")
 
 
 if __name__ == "__main__":

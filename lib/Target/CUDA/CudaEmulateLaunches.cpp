@@ -239,12 +239,12 @@ LogicalResult exchangeShuffles(RewriterBase &rewriter, Block &body,
   return success();
 }
 
-/// Each `nvgpu.ldmatrix` in `body` (four 8 x 8 matrices of a 16-bit type,
-/// not transposed) as what it means between threads run in turn: every
-/// thread loads the row of 8 elements its address names into a buffer of
-/// the block, a barrier, each takes from the rows of the lanes
-/// 8 m + l / 4 of its warp (matrix m) elements 2 (l % 4) + {0, 1}, a
-/// barrier.
+/// Each `nvgpu.ldmatrix` in `body` (four 8 x 8 matrices of a 16-bit type)
+/// as what it means between threads run in turn: every thread loads the row
+/// of 8 elements its address names into a buffer of the block, a barrier,
+/// each takes from the rows of the lanes 8 m + l / 4 of its warp (matrix
+/// m) elements 2 (l % 4) + {0, 1}, or, transposed, element l / 4 of the
+/// rows of the lanes 8 m + 2 (l % 4) + {0, 1}, a barrier.
 LogicalResult exchangeLdMatrices(RewriterBase &rewriter, Block &body,
                                  Value thread, Value threads,
                                  Operation *freePoint) {
@@ -253,11 +253,10 @@ LogicalResult exchangeLdMatrices(RewriterBase &rewriter, Block &body,
   for (nvgpu::LdMatrixOp load : loads) {
     Location loc = load.getLoc();
     auto type = cast<VectorType>(load.getRes().getType());
-    if (load.getTranspose() || load.getNumTiles() != 4 ||
-        type.getShape() != ArrayRef<int64_t>{4, 2} ||
+    if (load.getNumTiles() != 4 || type.getShape() != ArrayRef<int64_t>{4, 2} ||
         type.getElementTypeBitWidth() != 16)
       return load.emitOpError("is emulated only as four 8 x 8 matrices of a "
-                              "16-bit type, not transposed");
+                              "16-bit type");
     Type element = type.getElementType();
     Value rows =
         bufferPerThread(rewriter, loc, body, {8}, element, threads, freePoint);
@@ -277,17 +276,23 @@ LogicalResult exchangeLdMatrices(RewriterBase &rewriter, Block &body,
     Value first = arith::MulIOp::create(
         rewriter, loc, arith::RemUIOp::create(rewriter, loc, lane, index(4)),
         index(2));
+    auto add = [&](Value lhs, Value rhs) -> Value {
+      return arith::AddIOp::create(rewriter, loc, lhs, rhs);
+    };
     SmallVector<Value> elements;
-    for (int64_t matrix = 0; matrix < 4; ++matrix) {
-      Value holder = arith::AddIOp::create(
-          rewriter, loc, firstLane,
-          arith::AddIOp::create(rewriter, loc, index(8 * matrix), group));
-      for (int64_t pair = 0; pair < 2; ++pair)
-        elements.push_back(memref::LoadOp::create(
-            rewriter, loc, rows,
-            ValueRange{holder, arith::AddIOp::create(rewriter, loc, first,
-                                                     index(pair))}));
-    }
+    for (int64_t matrix = 0; matrix < 4; ++matrix)
+      for (int64_t pair = 0; pair < 2; ++pair) {
+        Value holder, column;
+        if (load.getTranspose()) {
+          holder = add(firstLane, add(index(8 * matrix + pair), first));
+          column = group;
+        } else {
+          holder = add(firstLane, add(index(8 * matrix), group));
+          column = add(first, index(pair));
+        }
+        elements.push_back(memref::LoadOp::create(rewriter, loc, rows,
+                                                  ValueRange{holder, column}));
+      }
     Value result =
         vector::FromElementsOp::create(rewriter, loc, type, elements);
     gpu::BarrierOp::create(rewriter, loc);

@@ -59,7 +59,7 @@ bool matchTensorCoreAttention(AttentionOp op, int64_t threadsPerBlock) {
   int64_t depth = query.getDimSize(3), columns = value.getDimSize(3);
   int64_t warps = columnWarps(threadsPerBlock);
   if (ShapedType::isDynamic(depth) || ShapedType::isDynamic(columns) ||
-      depth % kMmaDepth != 0 || columns % (kMmaColumns * warps) != 0)
+      depth % kMmaDepth != 0 || columns % (2 * kMmaColumns * warps) != 0)
     return false;
   // The registers a lane keeps for the whole walk: its query fragments
   // (depth / 4: 64 at a depth of 256) and accumulators (4 a part: 64 for
@@ -196,7 +196,6 @@ LogicalResult lowerAttentionToTensorCores(RewriterBase &rewriter,
   // The query fragments, kept for every step: depths 16 s on, registers
   // (row g, 2t), (row g + 8, 2t), (row g, 2t + 8), (row g + 8, 2t + 8).
   auto aType = VectorType::get({4, 2}, bf16);
-  auto bType = VectorType::get({2, 2}, bf16);
   auto sumsType = VectorType::get({2, 2}, f32);
   SmallVector<Value> queryFragments;
   for (int64_t step = 0; step < depthSteps; ++step) {
@@ -287,6 +286,10 @@ LogicalResult lowerAttentionToTensorCores(RewriterBase &rewriter,
   Value laneOddEighth = arith::RemUIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, lane, index.constant(8)),
       index.constant(2));
+  // The lane's part of the value fragments' ldmatrix addresses (below).
+  Value valueLaneAt = index.add(
+      index.mul(index.add(index.mul(laneOddEighth, 8), laneIn8), valueRow),
+      index.add(warpColumn, index.mul(laneHalf, 8)));
 
   // The key steps, carrying the accumulators, each row's maximum and (this
   // lane's part of) its sum, and the next step's chunks: loaded before the
@@ -437,9 +440,27 @@ LogicalResult lowerAttentionToTensorCores(RewriterBase &rewriter,
             ArrayRef<int64_t>{reg, pair});
   }
 
+  // The values' B fragments (column 8 part + g of the warp's, depths
+  // (keys) 16 d + 2t, + 1, + 8, + 9): two parts a 16 of the keys from one
+  // transposed ldmatrix of four 8 x 8 matrices, (keys 0-7, columns 0-7),
+  // (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) of the pair; lane l gives the
+  // address of key 8 (l / 8 mod 2) + l mod 8 at column 8 (l / 16) and
+  // receives column l / 4 of each matrix, keys 2 (l mod 4) + {0, 1}.
+  SmallVector<std::array<Value, kWeightDepths>> partFragments(parts);
+  for (int64_t pair = 0; pair < parts / 2; ++pair)
+    for (int64_t d = 0; d < kWeightDepths; ++d) {
+      Value matrices = nvgpu::LdMatrixOp::create(
+          b, loc, fragmentsType, stages[1],
+          ValueRange{
+              index.add(valueLaneAt, index.constant(kMmaDepth * d * valueRow +
+                                                    2 * kMmaColumns * pair))},
+          /*transpose=*/true, /*numTiles=*/4);
+      for (int64_t of = 0; of < 2; ++of)
+        partFragments[2 * pair + of][d] = bFragmentOf(b, loc, matrices, of);
+    }
+
   // Each part's accumulators rescaled, then plus the weights times the
-  // values: B's column 8 part + g of the warp's, depths (keys) 16 d + 2t,
-  // + 1, + 8, + 9, one element each from the value stage.
+  // values.
   SmallVector<Value> next;
   for (int64_t part = 0; part < parts; ++part) {
     Value sum = sums[part];
@@ -451,25 +472,10 @@ LogicalResult lowerAttentionToTensorCores(RewriterBase &rewriter,
             b, loc, arith::MulFOp::create(b, loc, element, rescale[half]), sum,
             ArrayRef<int64_t>{half, pair});
       }
-    Value column = index.add(index.add(warpColumn, group),
-                             index.constant(kMmaColumns * part));
-    for (int64_t d = 0; d < kWeightDepths; ++d) {
-      Value bFragment = arith::ConstantOp::create(b, loc, b.getZeroAttr(bType));
-      for (int64_t reg = 0; reg < 2; ++reg)
-        for (int64_t element = 0; element < 2; ++element) {
-          Value stepKey =
-              index.add(index.mul(quad, 2),
-                        index.constant(kMmaDepth * d + 8 * reg + element));
-          Value loaded = memref::LoadOp::create(
-              b, loc, stage[1],
-              ValueRange{index.add(index.mul(stepKey, valueRow), column)});
-          bFragment = vector::InsertOp::create(b, loc, loaded, bFragment,
-                                               ArrayRef<int64_t>{reg, element});
-        }
+    for (int64_t d = 0; d < kWeightDepths; ++d)
       sum = nvgpu::MmaSyncOp::create(
-          b, loc, aWeights[d], bFragment, sum,
+          b, loc, aWeights[d], partFragments[part][d], sum,
           b.getI64ArrayAttr({kMmaRows, kMmaColumns, kMmaDepth}));
-    }
     next.push_back(sum);
   }
   llvm::append_range(next, ArrayRef<Value>(newMax));

@@ -36,10 +36,11 @@ inline constexpr int64_t kAttentionKeyStep = 16;
 /// Whether `op` (on tensors or buffers) runs as tensor-core attention in
 /// blocks of `threadsPerBlock` threads: bf16, several queries (not a
 /// decode step's one), a key depth that is a multiple of 16 and value
-/// columns that split into 8s among the block's column warps
-/// (threadsPerBlock / 128), static both, a block of whole groups of 4
-/// warps, and query fragments and accumulators that a lane keeps in 128
-/// registers (a depth and value columns of 256 at 256 threads a block).
+/// columns that split into pairs of 8s among the block's column warps
+/// (threadsPerBlock / 128; a pair is one transposed ldmatrix), static both, a
+/// block of whole groups of 4 warps, and query fragments and accumulators that
+/// a lane keeps in 128 registers (a depth and value columns of 256 at 256
+/// threads a block).
 bool matchTensorCoreAttention(AttentionOp op, int64_t threadsPerBlock);
 
 /// The workgroup buffers such an op stages a step of keys and of values in:

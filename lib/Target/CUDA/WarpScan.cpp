@@ -18,7 +18,7 @@
 // the groups step through the columns alike (a group past the last
 // computes the last again and stores nothing), and elements past the key
 // size are zeros. At full size (K = V = 128) a token is 142 SASS
-// instructions a warp of 4 columns (bench/cuda_scan_issue.py), where a
+// instructions a warp of 4 columns (bench/cuda_issue.py), where a
 // column a warp took 153 a column.
 //
 //===----------------------------------------------------------------------===//
