@@ -127,6 +127,20 @@ def add_full_size_args(parser):
     parser.add_argument("--config", default=os.path.join(MODEL, "configs", "qwen3_6_35b_a3b.json"))
 
 
+def add_prompt_args(parser):
+    """--tokens, --max-seq and --cache, as the no-GPU prompt estimates take them; checks."""
+    parser.add_argument("--tokens", type=int, default=8192, help="the prompt's length")
+    parser.add_argument("--max-seq", type=int, default=9216,
+                        help="MaxSeq: the cache, which bounds attention's keys")
+    parser.add_argument("--cache", default=os.path.expanduser("~/.cache/linnet-bench"),
+                        help="where nvdisasm is kept (bench/cuda_issue.py)")
+
+
+def check_prompt_args(args):
+    if args.tokens < 1 or args.max_seq < args.tokens:
+        sys.exit("--tokens must be at least 1 and at most --max-seq")
+
+
 def full_size_report(build, config, batch, max_seq, extra=()):
     """The output of `linnet build --target cuda --report` for `config` bound with Batch and
     MaxSeq (and `extra` options), the binary in a folder removed afterwards."""

@@ -135,26 +135,49 @@ def compile_kernel(build, source, kernel_pattern, cache):
 
 def innermost_loops(sass, kernel):
     """The innermost loops of `kernel` in nvdisasm's output (a branch back to a label above
-    it closes one), each as its instructions' opcodes (without predicates)."""
+    it closes one), each as (its instructions' opcodes without predicates, the instructions
+    on its shortest path from its head to its back branch: every branch inside it taking
+    the shorter way, which for these kernels is the common one: an aligned buffer's vector
+    copies, not their element-by-element fallbacks; a step of attention whose keys need no
+    mask and whose rows keep their maximum)."""
     section = sass.index(f".text.{kernel}:")
     body = sass[section:sass.find(".section", section + 1)]
-    instructions, labels, loops = [], {}, []
+    opcodes, targets, labels, loops = [], [], {}, []
     for line in body.splitlines():
         label = re.match(r"\s*(\.L_x_\d+):", line)
         if label:
-            labels[label.group(1)] = len(instructions)
+            labels[label.group(1)] = len(opcodes)
             continue
         instruction = re.match(r"\s*/\*[0-9a-f]+\*/\s+(.*?)\s*;", line)
         if not instruction:
             continue
         text = instruction.group(1)
-        target = re.search(r"BRA\s+(?:`\()?(\.L_x_\d+)", text)
+        target = re.search(r"BRA\s+(?:\S+,\s*)?(?:`\()?(\.L_x_\d+)", text)
+        conditional = text.startswith("@")
+        targets.append((target.group(1) if target else None, conditional))
         if target and target.group(1) in labels:
-            loops.append((labels[target.group(1)], len(instructions)))
-        instructions.append(re.sub(r"^@!?U?P\w+\s+", "", text).split()[0])
+            loops.append((labels[target.group(1)], len(opcodes)))
+        opcodes.append(re.sub(r"^@!?U?P\w+\s+", "", text).split()[0])
     innermost = [(a, b) for a, b in loops
                  if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)]
-    return [instructions[a:b + 1] for a, b in innermost]
+    result = []
+    for a, b in innermost:
+        # Shortest path: branches inside the loop go forward, so one pass in order.
+        distance = {a: 1}
+        for i in range(a, b):
+            if i not in distance:
+                continue
+            label, conditional = targets[i]
+            following = []
+            if label is None or conditional:
+                following.append(i + 1)
+            if label is not None and a < labels.get(label, -1) <= b:
+                following.append(labels[label])
+            for j in following:
+                if j <= b and distance.get(j, 1 << 30) > distance[i] + 1:
+                    distance[j] = distance[i] + 1
+        result.append((opcodes[a:b + 1], distance.get(b, b - a + 1)))
+    return result
 
 
 def count(loop, prefix):
@@ -179,12 +202,12 @@ def scan_estimate(build, config, tokens, cache):
     layers = sum(kind == "linear_attention" for kind in kinds)
     sass, kernel, registers, threads = compile_kernel(
         build, scan_source(heads, keys, columns), "delta_rule", cache)
-    loops = [loop for loop in innermost_loops(sass, kernel)
+    loops = [(loop, shortest) for loop, shortest in innermost_loops(sass, kernel)
              if count(loop, "STG") and count(loop, "SHFL")]
     if not loops:
         sys.exit(f"no token loop found in {kernel}")
     # The loop that runs: 16-byte loads where it has them (the form aligned rows take).
-    loop = max(loops, key=lambda l: count(l, "LDG.E.128"))
+    loop, _ = max(loops, key=lambda l: count(l[0], "LDG.E.128"))
     tokens_a_loop = count(loop, "STG")
     per_token = len(loop) / tokens_a_loop
     lanes = 2 ** (count(loop, "SHFL") // (SHUFFLED_SUMS * tokens_a_loop))
@@ -220,27 +243,26 @@ def attention_estimate(build, config, tokens, max_seq, cache):
     layers = sum(kind == "full_attention" for kind in kinds)
     sass, kernel, registers, threads = compile_kernel(
         build, attention_source(heads, key_heads, depth, max_seq), "attention", cache)
-    loops = [loop for loop in innermost_loops(sass, kernel) if count(loop, "HMMA")]
+    loops = [(loop, shortest) for loop, shortest in innermost_loops(sass, kernel)
+             if count(loop, "HMMA")]
     if not loops:
         sys.exit(f"no key-step loop found in {kernel}")
-    loop = max(loops, key=lambda l: count(l, "HMMA"))
+    loop, shortest = max(loops, key=lambda l: count(l[0], "HMMA"))
     warps = threads // 32
     # Query tile q sees keys up to 64 (q + 1): that many steps of 16 (causal, from 0).
     tiles = math.ceil(tokens / QUERY_TILE)
     steps = heads * sum(math.ceil(min(tokens, QUERY_TILE * (q + 1)) / KEY_STEP)
                         for q in range(tiles))
     resident = resident_blocks(registers, threads)
-    cycles_a_step = warps * len(loop) / SCHEDULERS
+    cycles_a_step = warps * shortest / SCHEDULERS
     # Issue-bound: the blocks a multiprocessor holds share its schedulers.
     layer = steps / MULTIPROCESSORS * cycles_a_step / CLOCK
     lines = [
         f"a prompt's attention, full size ({heads} heads over {key_heads}, depth {depth}; "
         f"kernel {kernel}, {registers} registers, {threads} threads):",
-        f"  key-step loop: {len(loop)} SASS instructions a warp and 16 keys "
-        f"({count(loop, 'HMMA')} mma.sync, {count(loop, 'LDSM')} ldmatrix, "
-        f"{count(loop, 'LDS') - count(loop, 'LDSM')} other shared loads; the "
-        f"element-by-element fallbacks "
-        f"counted)",
+        f"  key-step loop: {len(loop)} SASS instructions ({count(loop, 'HMMA')} mma.sync, "
+        f"{count(loop, 'LDSM')} ldmatrix, {count(loop, 'LDS') - count(loop, 'LDSM')} other "
+        f"shared loads), {shortest} a warp and 16 keys on its shortest path",
         f"  {heads} x {tiles} blocks of {warps} warps, {resident} a multiprocessor at most, "
         f"{steps} block steps: {cycles_a_step:.0f} cycles a step",
         f"  {tokens} tokens: {layer * 1e3:.2f} ms a layer, {layers * layer * 1e3:.1f} ms for "
@@ -252,13 +274,9 @@ def attention_estimate(build, config, tokens, max_seq, cache):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     benchlib.add_full_size_args(parser)
-    parser.add_argument("--tokens", type=int, default=8192, help="the prompt's length")
-    parser.add_argument("--max-seq", type=int, default=9216, help="MaxSeq: the cache's keys")
-    parser.add_argument("--cache", default=os.path.expanduser("~/.cache/linnet-bench"),
-                        help="where nvdisasm is kept")
+    benchlib.add_prompt_args(parser)
     args = parser.parse_args()
-    if args.tokens < 1 or args.max_seq < args.tokens:
-        sys.exit("--tokens must be at least 1 and at most --max-seq")
+    benchlib.check_prompt_args(args)
     config = json.load(open(args.config))
     for lines, _ in (scan_estimate(args.build, config, args.tokens, args.cache),
                      attention_estimate(args.build, config, args.tokens, args.max_seq,

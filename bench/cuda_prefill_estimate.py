@@ -66,14 +66,9 @@ def prompt_flops(config, tokens):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     benchlib.add_full_size_args(parser)
-    parser.add_argument("--tokens", type=int, default=8192, help="the prompt's length")
-    parser.add_argument("--max-seq", type=int, default=9216,
-                        help="MaxSeq: the cache, which bounds attention's blocks of keys")
-    parser.add_argument("--cache", default=os.path.expanduser("~/.cache/linnet-bench"),
-                        help="where nvdisasm is kept (bench/cuda_issue.py)")
+    benchlib.add_prompt_args(parser)
     args = parser.parse_args()
-    if args.tokens < 1 or args.max_seq < args.tokens:
-        sys.exit("--tokens must be at least 1 and at most --max-seq")
+    benchlib.check_prompt_args(args)
     config = json.load(open(args.config))
     out = benchlib.full_size_report(args.build, args.config, 1, args.max_seq,
                                     ["--report-tokens", str(args.tokens)])

@@ -359,30 +359,59 @@ LogicalResult lowerAttentionToTensorCores(RewriterBase &rewriter,
   }
 
   // Masked and rounded scores: element (half, pair) of accumulator j is
-  // row laneRow[half], key firstKey + 8 j + 2t + pair.
+  // row laneRow[half], key firstKey + 8 j + 2t + pair. Where the step's
+  // keys are all before the keys' end and at or before both rows'
+  // positions (a long row's steps but the last), a branch without the
+  // masks' compares and selects.
   Value scale = op.getScale();
   Value infinity = floatConstant(negInf);
+  Value lastKey = index.add(firstKey, index.constant(kAttentionKeyStep - 1));
+  Value open =
+      index.both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                       lastKey, position[0]),
+                 index.below(lastKey, keyCount));
+  auto roundedScores = [&](bool withMasks) {
+    SmallVector<Value> values;
+    for (int64_t j = 0; j < kScoreParts; ++j)
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t pair = 0; pair < 2; ++pair) {
+          Value score = vector::ExtractOp::create(
+              b, loc, scores[j], ArrayRef<int64_t>{half, pair});
+          // Rounded as HF rounds its bf16 product of q and k.
+          Value scaled = arith::MulFOp::create(b, loc, score, scale);
+          Value rounded = arith::ExtFOp::create(
+              b, loc, f32,
+              arith::TruncFOp::create(b, loc, bf16, scaled).getResult());
+          if (withMasks) {
+            Value keyIndex =
+                index.add(firstKey, index.add(index.mul(quad, 2),
+                                              index.constant(8 * j + pair)));
+            Value allowed = index.both(
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                      keyIndex, position[half]),
+                index.below(keyIndex, keyCount));
+            rounded =
+                arith::SelectOp::create(b, loc, allowed, rounded, infinity);
+          }
+          values.push_back(rounded);
+        }
+    return values;
+  };
+  SmallVector<Type> scoreTypes(kScoreParts * 4, f32);
+  auto maskedScores =
+      scf::IfOp::create(b, loc, scoreTypes, open, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard maskGuard(b);
+    b.setInsertionPointToStart(maskedScores.thenBlock());
+    scf::YieldOp::create(b, loc, roundedScores(/*withMasks=*/false));
+    b.setInsertionPointToStart(maskedScores.elseBlock());
+    scf::YieldOp::create(b, loc, roundedScores(/*withMasks=*/true));
+  }
   Value masked[kScoreParts][2][2];
   for (int64_t j = 0; j < kScoreParts; ++j)
     for (int64_t half = 0; half < 2; ++half)
-      for (int64_t pair = 0; pair < 2; ++pair) {
-        Value keyIndex =
-            index.add(firstKey, index.add(index.mul(quad, 2),
-                                          index.constant(8 * j + pair)));
-        Value allowed =
-            index.both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                                             keyIndex, position[half]),
-                       index.below(keyIndex, keyCount));
-        Value score = vector::ExtractOp::create(b, loc, scores[j],
-                                                ArrayRef<int64_t>{half, pair});
-        // Rounded as HF rounds its bf16 product of q and k.
-        Value scaled = arith::MulFOp::create(b, loc, score, scale);
-        Value rounded = arith::ExtFOp::create(
-            b, loc, f32,
-            arith::TruncFOp::create(b, loc, bf16, scaled).getResult());
-        masked[j][half][pair] =
-            arith::SelectOp::create(b, loc, allowed, rounded, infinity);
-      }
+      for (int64_t pair = 0; pair < 2; ++pair)
+        masked[j][half][pair] = maskedScores.getResult(4 * j + 2 * half + pair);
 
   // Each row's maximum: this lane's four scores of it, then the quad's
   // (lanes 4g .. 4g + 3 hold the row: shuffles across 1 and 2).
@@ -459,19 +488,41 @@ LogicalResult lowerAttentionToTensorCores(RewriterBase &rewriter,
         partFragments[2 * pair + of][d] = bFragmentOf(b, loc, matrices, of);
     }
 
-  // Each part's accumulators rescaled, then plus the weights times the
-  // values.
+  // Each part's accumulators rescaled, where a row of the lane's moved its
+  // maximum (elsewhere the factor is 1: most steps of a long row move
+  // none, and the branch skips 4 multiplies a part), then plus the weights
+  // times the values.
+  Value one = floatConstant(1.0);
+  auto moved = [&](Value factor) -> Value {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, factor,
+                                 one);
+  };
+  auto rescaled = scf::IfOp::create(
+      b, loc, TypeRange(ValueRange(sums)),
+      arith::OrIOp::create(b, loc, moved(rescale[0]), moved(rescale[1])),
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard rescaleGuard(b);
+    b.setInsertionPointToStart(rescaled.thenBlock());
+    SmallVector<Value> scaled;
+    for (Value sum : sums) {
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t pair = 0; pair < 2; ++pair) {
+          Value element = vector::ExtractOp::create(
+              b, loc, sum, ArrayRef<int64_t>{half, pair});
+          sum = vector::InsertOp::create(
+              b, loc, arith::MulFOp::create(b, loc, element, rescale[half]),
+              sum, ArrayRef<int64_t>{half, pair});
+        }
+      scaled.push_back(sum);
+    }
+    scf::YieldOp::create(b, loc, scaled);
+    b.setInsertionPointToStart(rescaled.elseBlock());
+    scf::YieldOp::create(b, loc, sums);
+  }
   SmallVector<Value> next;
   for (int64_t part = 0; part < parts; ++part) {
-    Value sum = sums[part];
-    for (int64_t half = 0; half < 2; ++half)
-      for (int64_t pair = 0; pair < 2; ++pair) {
-        Value element = vector::ExtractOp::create(
-            b, loc, sum, ArrayRef<int64_t>{half, pair});
-        sum = vector::InsertOp::create(
-            b, loc, arith::MulFOp::create(b, loc, element, rescale[half]), sum,
-            ArrayRef<int64_t>{half, pair});
-      }
+    Value sum = rescaled.getResult(part);
     for (int64_t d = 0; d < kWeightDepths; ++d)
       sum = nvgpu::MmaSyncOp::create(
           b, loc, aWeights[d], partFragments[part][d], sum,

@@ -5,8 +5,10 @@
 // columns two parts), rows at positions 5 and 0 with lengths 77 and 40 (a
 // last step of keys partly past the length, whole steps past it skipped),
 // then the same without lengths from positions 0 and 10 (the second row's
-// last queries see all 80 keys). Inputs are multiples of 1/16, exact in
-// bf16; Inputs/tensor_core_attention.py computes the expected outputs from
+// last queries see all 80 keys), then scores that rise along the keys in
+// one of a lane's two rows and fall in the other (the accumulators
+// rescaled where either row's maximum moved, only there). Inputs are
+// multiples of 1/16 (1/8 for the rising keys), exact in bf16; Inputs/tensor_core_attention.py computes the expected outputs from
 // the definition with the same roundings (scores and weights to bf16, the
 // output once).
 // RUN: linnet-opt %s --linnet-cuda-pipeline="stop-after=kernels" | FileCheck %s --check-prefix=GPU
@@ -31,6 +33,7 @@
 
 // CHECK: with lengths: PASS
 // CHECK: without lengths: PASS
+// CHECK: maxima moving in one row of a lane: PASS
 
 #all = affine_map<(a, b, c, d) -> (a, b, c, d)>
 
@@ -59,6 +62,41 @@ func.func @inputs(%e: tensor<?x?x?x?xbf16>, %x0: index, %x1: index,
     %c16 = arith.constant 0.0625 : f32
     %d = arith.subf %mf, %c8 : f32
     %v = arith.mulf %d, %c16 : f32
+    %b = arith.truncf %v : f32 to bf16
+    linalg.yield %b : bf16
+  } -> tensor<?x?x?x?xbf16>
+  return %r : tensor<?x?x?x?xbf16>
+}
+
+// Queries and keys whose scores rise along the keys in half the rows and
+// fall in the others: element 0 of query row s is 1 where s / 8 is even
+// (a lane's row g), -1 where odd (its row g + 8); element 0 of key j is
+// j / 8 (scores j / 32: a step of keys moves a rising row's maximum by 1/2);
+// every other element 0. A lane's first row moves its maximum at
+// every step, its second keeps the first key's.
+func.func @ramps(%e: tensor<?x?x?x?xbf16>, %isKey: i1) -> tensor<?x?x?x?xbf16> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %minus = arith.constant -1.0 : f32
+  %step = arith.constant 0.125 : f32
+  %r = linalg.generic {indexing_maps = [#all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      outs(%e : tensor<?x?x?x?xbf16>) {
+  ^bb0(%o: bf16):
+    %i2 = linalg.index 2 : index
+    %i3 = linalg.index 3 : index
+    %eighth = arith.divui %i2, %c8 : index
+    %parity = arith.remui %eighth, %c2 : index
+    %even = arith.cmpi eq, %parity, %c0 : index
+    %sign = arith.select %even, %one, %minus : f32
+    %ii = arith.index_cast %i2 : index to i32
+    %if = arith.sitofp %ii : i32 to f32
+    %ramp = arith.mulf %if, %step : f32
+    %x = arith.select %isKey, %ramp, %sign : f32
+    %first = arith.cmpi eq, %i3, %c0 : index
+    %v = arith.select %first, %x, %zero : f32
     %b = arith.truncf %v : f32 to bf16
     linalg.yield %b : bf16
   } -> tensor<?x?x?x?xbf16>
@@ -143,5 +181,15 @@ func.func @main() {
       : (tensor<2x4x?x32xbf16>, tensor<2x2x80x32xbf16>, tensor<2x2x80x32xbf16>,
          tensor<2xi32>, f32) -> tensor<2x4x?x32xbf16>
   func.call @print(%o2) : (tensor<2x4x?x32xbf16>) -> ()
+  %false = arith.constant false
+  %true = arith.constant true
+  %rq0 = func.call @ramps(%eq, %false) : (tensor<?x?x?x?xbf16>, i1) -> tensor<?x?x?x?xbf16>
+  %rk0 = func.call @ramps(%ek, %true) : (tensor<?x?x?x?xbf16>, i1) -> tensor<?x?x?x?xbf16>
+  %rq = tensor.cast %rq0 : tensor<?x?x?x?xbf16> to tensor<2x4x?x32xbf16>
+  %rk = tensor.cast %rk0 : tensor<?x?x?x?xbf16> to tensor<2x2x80x32xbf16>
+  %o3 = func.call @attend_all(%rq, %rk, %v, %offset2, %scale)
+      : (tensor<2x4x?x32xbf16>, tensor<2x2x80x32xbf16>, tensor<2x2x80x32xbf16>,
+         tensor<2xi32>, f32) -> tensor<2x4x?x32xbf16>
+  func.call @print(%o3) : (tensor<2x4x?x32xbf16>) -> ()
   return
 }

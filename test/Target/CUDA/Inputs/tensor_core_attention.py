@@ -28,13 +28,21 @@ def inputs(shape, x):
 q = inputs((2, 4, 70, 32), (11, 7, 3, 5))
 k = inputs((2, 2, 80, 32), (13, 5, 7, 3))
 v = inputs((2, 2, 80, 32), (7, 11, 5, 2))
+# Rising and falling scores (@ramps): query row s is +1 or -1 (s / 8 even or odd), key j
+# is j / 8, in element 0 alone.
+ramp_q = np.zeros(q.shape)
+ramp_q[..., 0] = np.where((np.arange(q.shape[2]) // 8) % 2 == 0, 1.0, -1.0)
+ramp_k = np.zeros(k.shape)
+ramp_k[..., 0] = np.arange(k.shape[2]) / 8.0
 values = np.array([float(line) for line in sys.stdin.read().split()])
 half = q.shape[:3] + (v.shape[3],)
 count = int(np.prod(half))
-if values.size != 2 * count:
-    print(f"FAIL: {values.size} values printed, expected {2 * count}")
+if values.size != 3 * count:
+    print(f"FAIL: {values.size} values printed, expected {3 * count}")
     sys.exit(0)
 compare("with lengths", values[:count].reshape(half),
         attention(q, k, v, [5, 0], 0.25, lengths=[77, 40], rounded=to_bf16), 1e-2, 1e-2)
-compare("without lengths", values[count:].reshape(half),
+compare("without lengths", values[count:2 * count].reshape(half),
         attention(q, k, v, [0, 10], 0.25, rounded=to_bf16), 1e-2, 1e-2)
+compare("maxima moving in one row of a lane", values[2 * count:].reshape(half),
+        attention(ramp_q, ramp_k, v, [0, 10], 0.25, rounded=to_bf16), 1e-2, 1e-2)
