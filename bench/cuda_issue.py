@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import zipfile
@@ -53,8 +54,16 @@ def nvdisasm(cache):
     if found:
         return found[0]
     benchlib.log(f"fetching {NVDISASM} from PyPI into {folder}")
+    # A pip: the project's venv's (tools/scripts/setup-python.sh; Debian's python3 has none
+    # without python3-pip), else this python's.
+    venv = os.environ.get("LINNET_PYTHON_DIR", os.path.join(benchlib.TOP, ".python"))
+    pythons = [os.path.join(venv, "bin", "python3"), sys.executable]
+    python = next((p for p in pythons if os.path.isfile(p) and subprocess.run(
+        [p, "-m", "pip", "--version"], capture_output=True).returncode == 0), None)
+    if python is None:
+        sys.exit("no pip to fetch nvdisasm with: run tools/scripts/setup-python.sh")
     with tempfile.TemporaryDirectory() as download:
-        benchlib.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+        benchlib.run([python, "-m", "pip", "download", "-q", "--no-deps",
                       "--disable-pip-version-check", "-d", download, NVDISASM])
         for wheel in glob.glob(os.path.join(download, "*.whl")):
             zipfile.ZipFile(wheel).extractall(folder)
