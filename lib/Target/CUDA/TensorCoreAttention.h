@@ -59,8 +59,9 @@ std::array<mlir::MemRefType, 2> tensorCoreAttentionStageTypes(AttentionOp op);
 /// them, updates its rows' running maximum and sum (four lanes share a row:
 /// two shuffles), rescales its accumulators (where a row's maximum moved)
 /// and adds the rounded weights' product with the values (their fragments
-/// by transposed ldmatrix); a step no mask touches skips the masks. Every thread runs the loops alike, so each
-/// barrier, shuffle and mma.sync sees whole warps.
+/// by transposed ldmatrix); a step no mask touches skips the masks. Every
+/// thread runs the loops alike, so each barrier, shuffle and mma.sync sees
+/// whole warps.
 mlir::LogicalResult
 lowerAttentionToTensorCores(mlir::RewriterBase &rewriter, AttentionOp op,
                             mlir::Value thread, int64_t threadsPerBlock,
