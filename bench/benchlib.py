@@ -1,6 +1,7 @@
 """What the Python benchmarks under bench/ share: paths, running a command, the machine, the
 model's sizes from the command line (and its DeltaNet convolution's), the set-up every run
 begins with, and the tensors of a checkpoint's safetensors headers."""
+import argparse
 import json
 import os
 import re
@@ -127,18 +128,20 @@ def add_full_size_args(parser):
     parser.add_argument("--config", default=os.path.join(MODEL, "configs", "qwen3_6_35b_a3b.json"))
 
 
-def add_prompt_args(parser):
-    """--tokens, --max-seq and --cache, as the no-GPU prompt estimates take them; checks."""
+def parse_prompt_args(doc):
+    """(arguments, config) of a no-GPU prompt estimate whose docstring is `doc`: --build and
+    --config, --tokens, --max-seq and --cache (where bench/cuda_issue.py keeps nvdisasm)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    add_full_size_args(parser)
     parser.add_argument("--tokens", type=int, default=8192, help="the prompt's length")
     parser.add_argument("--max-seq", type=int, default=9216,
                         help="MaxSeq: the cache, which bounds attention's keys")
     parser.add_argument("--cache", default=os.path.expanduser("~/.cache/linnet-bench"),
                         help="where nvdisasm is kept (bench/cuda_issue.py)")
-
-
-def check_prompt_args(args):
+    args = parser.parse_args()
     if args.tokens < 1 or args.max_seq < args.tokens:
         sys.exit("--tokens must be at least 1 and at most --max-seq")
+    return args, json.load(open(args.config))
 
 
 def full_size_report(build, config, batch, max_seq, extra=()):

@@ -22,9 +22,7 @@ at the H200's boost clock, for a prompt of N tokens at position 0 and every laye
     bench/cuda_issue.py [--build DIR] [--config JSON] [--tokens N] [--max-seq N] [--cache DIR]
 
 No GPU is needed; the GPU check is tools/scripts/device-check.sh."""
-import argparse
 import glob
-import json
 import math
 import os
 import re
@@ -280,16 +278,16 @@ def attention_estimate(build, config, tokens, max_seq, cache):
     return lines, layers * layer * 1e3
 
 
+def loop_estimates(args, config):
+    """[(text lines, milliseconds)] of the scans and of attention, for benchlib's prompt
+    arguments `args`."""
+    return [scan_estimate(args.build, config, args.tokens, args.cache),
+            attention_estimate(args.build, config, args.tokens, args.max_seq, args.cache)]
+
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    benchlib.add_full_size_args(parser)
-    benchlib.add_prompt_args(parser)
-    args = parser.parse_args()
-    benchlib.check_prompt_args(args)
-    config = json.load(open(args.config))
-    for lines, _ in (scan_estimate(args.build, config, args.tokens, args.cache),
-                     attention_estimate(args.build, config, args.tokens, args.max_seq,
-                                        args.cache)):
+    args, config = benchlib.parse_prompt_args(__doc__)
+    for lines, _ in loop_estimates(args, config):
         print("\n".join(lines))
 
 

@@ -21,8 +21,6 @@ length (MaxSeq), not the prompt's. So the bytes' time is a ceiling, the FLOPs' a
                                    [--cache DIR]
 
 No GPU is needed (ptxas is); the GPU check is tools/scripts/device-check.sh."""
-import argparse
-import json
 import os
 import sys
 
@@ -64,12 +62,7 @@ def prompt_flops(config, tokens):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    benchlib.add_full_size_args(parser)
-    benchlib.add_prompt_args(parser)
-    args = parser.parse_args()
-    benchlib.check_prompt_args(args)
-    config = json.load(open(args.config))
+    args, config = benchlib.parse_prompt_args(__doc__)
     out = benchlib.full_size_report(args.build, args.config, 1, args.max_seq,
                                     ["--report-tokens", str(args.tokens)])
     line = benchlib.report_entry(out, "prefill")
@@ -93,9 +86,7 @@ def main():
     print(f"  multiply-adds: {flops / 1e12:.1f} TFLOP, {attention_flops / 1e12:.1f} of them "
           f"attention's: the rest {compute * 1e3:.1f} ms at {FLOPS / 1e12:.0f} TFLOP/s")
     loops = 0.0
-    for lines, ms in (cuda_issue.scan_estimate(args.build, config, args.tokens, args.cache),
-                      cuda_issue.attention_estimate(args.build, config, args.tokens,
-                                                    args.max_seq, args.cache)):
+    for lines, ms in cuda_issue.loop_estimates(args, config):
         print("\n".join("  " + text for text in lines))
         loops += ms * 1e-3
     low = max(memory, compute) + loops + starts

@@ -57,7 +57,7 @@ public:
     Value lanes = ix.constant(kScanLanesPerColumn);
     part = arith::RemUIOp::create(b, loc, thread, lanes);
     group = arith::DivUIOp::create(b, loc, thread, lanes);
-    firstRow = ix.mul(part, rowsPerLane);
+    Value firstRow = ix.mul(part, rowsPerLane);
     for (int64_t j = 0; j < rowsPerLane; ++j) {
       keyRows.push_back(ix.add(firstRow, ix.constant(j)));
       keyInside.push_back(keys % kScanLanesPerColumn == 0
@@ -116,7 +116,7 @@ private:
   DeltaRuleOp op;
   int64_t threadsPerBlock;
   int64_t keys = 0, rowsPerLane = 0;
-  Value part, group, firstRow;
+  Value part, group;
   SmallVector<Value> keyRows, keyInside;
 };
 
@@ -213,10 +213,11 @@ void ScanBuilder::buildColumns(int64_t width) {
 
   const int64_t n = rowsPerLane;
   // One token of the scan: `read` what loadToken read of token `t`, `s`
-  // the lane's rows of the state (updated); `past` (null: never) whether
-  // `t` is past the last token, which then changes nothing.
+  // the lane's rows of the state (updated); `inside` (null: always)
+  // whether `t` is a token of the prompt: one past the last changes
+  // nothing.
   auto step = [&](Value t, ArrayRef<Value> read, SmallVectorImpl<Value> &s,
-                  Value past) {
+                  Value inside) {
     ArrayRef<Value> keyT = read.take_front(n), queryT = read.slice(n, n);
     Value valueT = read[2 * n], betaT = read[2 * n + 1],
           gateT = read[2 * n + 2];
@@ -248,9 +249,7 @@ void ScanBuilder::buildColumns(int64_t width) {
     Value active =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t, length);
     Value stored = ix.both(firstLane, owned);
-    if (past) {
-      Value inside = arith::XOrIOp::create(
-          b, loc, past, arith::ConstantIntOp::create(b, loc, 1, 1));
+    if (inside) {
       active = ix.both(active, inside);
       stored = ix.both(stored, inside);
     }
@@ -286,17 +285,17 @@ void ScanBuilder::buildColumns(int64_t width) {
       return loadToken(
           last ? arith::MinUIOp::create(b, loc, token, last) : token, Value());
     };
-    auto isPast = [&](Value token) -> Value {
+    auto isInside = [&](Value token) -> Value {
       if (!last)
         return Value();
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, token,
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, token,
                                    last);
     };
     SmallVector<Value> second = readAt(1);
-    step(t, first, s, isPast(t));
+    step(t, first, s, isInside(t));
     SmallVector<Value> next = readAt(2);
     Value secondToken = ix.add(t, ix.constant(1));
-    step(secondToken, second, s, isPast(secondToken));
+    step(secondToken, second, s, isInside(secondToken));
     return next;
   };
 
