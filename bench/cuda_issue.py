@@ -12,7 +12,8 @@ bf16 queries of a run-time count, the cache's keys and values, with lengths), as
 with the toolkit's ptxas for sm_90a, disassembles the cubin with NVIDIA's nvdisasm (PyPI's
 `nvidia-cuda-nvdisasm`, fetched once into --cache) and counts the SASS instructions of the
 kernel's loop: the scan's token loop (each token stores its output once, STG; a token's
-shuffles, 3 sums a butterfly stage, give the lanes a column has), attention's key-step loop
+shuffles, 3 sums a butterfly stage, give the lanes a column has; its shortest path, which skips
+the rare rescaling of the state's rows), attention's key-step loop
 (the innermost loop with mma.sync, HMMA; 16 keys a step, its element-by-element fallbacks for
 unaligned buffers counted too: an upper bound there). From those, the blocks a multiprocessor
 runs at once and 4 warp schedulers a multiprocessor issuing one instruction a cycle each, the
@@ -213,10 +214,11 @@ def scan_estimate(build, config, tokens, cache):
              if count(loop, "STG") and count(loop, "SHFL")]
     if not loops:
         sys.exit(f"no token loop found in {kernel}")
-    # The loop that runs: 16-byte loads where it has them (the form aligned rows take).
-    loop, _ = max(loops, key=lambda l: count(l[0], "LDG.E.128"))
+    # The loop that runs: 16-byte loads where it has them (the form aligned rows take); its
+    # shortest path, which skips the rare rescaling of the state's rows.
+    loop, shortest = max(loops, key=lambda l: count(l[0], "LDG.E.128"))
     tokens_a_loop = count(loop, "STG")
-    per_token = len(loop) / tokens_a_loop
+    per_token = shortest / tokens_a_loop
     lanes = 2 ** (count(loop, "SHFL") // (SHUFFLED_SUMS * tokens_a_loop))
     warp_columns = 32 // lanes
     block_columns = min(threads // lanes, columns)
@@ -230,9 +232,9 @@ def scan_estimate(build, config, tokens, cache):
     lines = [
         f"the delta rule's scan, full size ({heads} heads x {columns} columns, keys {keys}; "
         f"kernel {kernel}, {registers} registers, {threads} threads):",
-        f"  token loop: {len(loop)} SASS instructions for {tokens_a_loop} tokens "
-        f"({per_token:.1f} a token a warp of {warp_columns} columns, {lanes} lanes a column; "
-        f"{per_token / warp_columns:.1f} a column)",
+        f"  token loop: {len(loop)} SASS instructions for {tokens_a_loop} tokens, {shortest} "
+        f"on its shortest path ({per_token:.1f} a token a warp of {warp_columns} columns, "
+        f"{lanes} lanes a column; {per_token / warp_columns:.1f} a column)",
         f"  {blocks} blocks of {warps_per_block} warps, {resident} a multiprocessor at most: "
         f"{cycles:.0f} cycles a token on the busiest of {MULTIPROCESSORS}",
         f"  {tokens} tokens: {layer * 1e3:.2f} ms a layer, {layers * layer * 1e3:.1f} ms for "

@@ -1,25 +1,28 @@
 //===- WarpScan.cpp - a prompt's delta rule, a value column 8 lanes -------===//
 //
 // For a column (b, n, v) and its lane l (of kScanLanesPerColumn), with
-// s_j = state[b, n, l R + j, v]:
+// state[b, n, l R + j, v] = c s_j (c a scale, at first 1):
 //
 //   for t in [0, S):
 //     kv = sum_k s k_t, sq = sum_k s q_t, kq = sum_k k_t q_t   (shuffles)
-//     decay = active ? exp(g_t) : 1
-//     delta = active ? beta_t (value_t - decay kv) : 0
-//     s     = decay s + k_t delta
-//     out_t = active ? decay sq + delta kq : 0                  (lane 0)
+//     c     = c (active ? exp(g_t) : 1)
+//     delta = active ? beta_t (value_t - c kv) : 0
+//     out_t = active ? c sq + delta kq : 0                      (lane 0)
+//     if c < kLeastScanScale: s = c s, c = 1
+//     s     = s + k_t (delta / c)
 //
-// with active = t < lengths[b]: the lowering of DeltaRule.cpp, the same sums
-// in another order (each lane's part in two chains of fused multiply-adds,
-// so that a token waits on half as many). Tokens go two an iteration, each
+// with active = t < lengths[b]: the lowering of DeltaRule.cpp (where the
+// state itself is decayed, s = decay s + k_t delta), the same sums in
+// another order (each lane's part in two chains of fused multiply-adds, so
+// that a token waits on half as many). Tokens go two an iteration, each
 // read a token ahead; the iterations whose reads are all inside the prompt
 // first, then the last one or two tokens. Every lane runs every shuffle:
 // the groups step through the columns alike (a group past the last
 // computes the last again and stores nothing), and elements past the key
-// size are zeros. At full size (K = V = 128) a token is 142 SASS
-// instructions a warp of 4 columns (bench/cuda_issue.py), where a
-// column a warp took 153 a column.
+// size are zeros. At full size (K = V = 128) a token is 137 SASS
+// instructions a warp of 4 columns where the scale stays (bench/
+// cuda_issue.py; 142 where a decay multiplied the rows), where a column a
+// warp took 153 a column.
 //
 //===----------------------------------------------------------------------===//
 
@@ -213,11 +216,11 @@ void ScanBuilder::buildColumns(int64_t width) {
 
   const int64_t n = rowsPerLane;
   // One token of the scan: `read` what loadToken read of token `t`, `s`
-  // the lane's rows of the state (updated); `inside` (null: always)
-  // whether `t` is a token of the prompt: one past the last changes
-  // nothing.
+  // the lane's rows of the state over its `scale` (both updated); `inside`
+  // (null: always) whether `t` is a token of the prompt: one past the last
+  // changes nothing.
   auto step = [&](Value t, ArrayRef<Value> read, SmallVectorImpl<Value> &s,
-                  Value inside) {
+                  Value &scale, Value inside) {
     ArrayRef<Value> keyT = read.take_front(n), queryT = read.slice(n, n);
     Value valueT = read[2 * n], betaT = read[2 * n + 1],
           gateT = read[2 * n + 2];
@@ -259,27 +262,50 @@ void ScanBuilder::buildColumns(int64_t width) {
         b, loc, active,
         math::ExpOp::create(b, loc, gateT, arith::FastMathFlags::afn),
         f32Constant(1.0));
+    // The state decayed is s times `decayed`; kv and sq were sums of s.
+    Value decayed = mul(scale, decay);
     Value delta = arith::SelectOp::create(
         b, loc, active,
-        mul(betaT, fma(arith::NegFOp::create(b, loc, decay), kv, valueT)),
+        mul(betaT, fma(arith::NegFOp::create(b, loc, decayed), kv, valueT)),
         f32Constant(0.0));
-    for (int64_t j = 0; j < n; ++j)
-      s[j] = fma(keyT[j], delta, mul(decay, s[j]));
     Value out = arith::SelectOp::create(
-        b, loc, active, fma(delta, kq, mul(decay, sq)), f32Constant(0.0));
+        b, loc, active, fma(delta, kq, mul(decayed, sq)), f32Constant(0.0));
     storeIf(stored, out, output, ValueRange{row, t, head, col});
+    // Where the scale fell below kLeastScanScale, it goes into the rows.
+    // It depends on the head's gates only, so the branch is a warp's.
+    Value small = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                        decayed, f32Constant(kLeastScanScale));
+    auto rescaled = scf::IfOp::create(
+        b, loc, small,
+        [&](OpBuilder &then, Location at) {
+          SmallVector<Value> rows;
+          for (int64_t j = 0; j < n; ++j)
+            rows.push_back(arith::MulFOp::create(then, at, s[j], decayed));
+          scf::YieldOp::create(then, at, rows);
+        },
+        [&](OpBuilder &otherwise, Location at) {
+          scf::YieldOp::create(otherwise, at, ValueRange(s));
+        });
+    scale = arith::SelectOp::create(b, loc, small, f32Constant(1.0), decayed);
+    // delta / scale: the approximate reciprocal (rcp.approx), relative
+    // error about 2^-23, as the rounding of a product.
+    Value added =
+        arith::DivFOp::create(b, loc, delta, scale, arith::FastMathFlags::afn);
+    for (int64_t j = 0; j < n; ++j)
+      s[j] = fma(keyT[j], added, rescaled.getResult(j));
   };
 
   // Two tokens `t` and `t` + 1, each token's reads issued a token ahead of
   // its sums (in flight while the token before runs): `first` what token
-  // `t` read, `s` the state (updated); returns what token `t` + 2 read.
+  // `t` read, `s` and `scale` the state (updated); returns what token
+  // `t` + 2 read.
   // The reads of the second token then take the registers the first's
   // left, where a loop of one token a step moved every read value from one
   // register to another each token. Where `last` is null every token read
   // is inside the prompt; otherwise a read past `last` reads `last` again
   // (what it reads goes unused) and a token past it changes nothing.
   auto pair = [&](Value t, ArrayRef<Value> first, SmallVectorImpl<Value> &s,
-                  Value last) {
+                  Value &scale, Value last) {
     auto readAt = [&](int64_t ahead) {
       Value token = ix.add(t, ix.constant(ahead));
       return loadToken(
@@ -292,10 +318,10 @@ void ScanBuilder::buildColumns(int64_t width) {
                                    last);
     };
     SmallVector<Value> second = readAt(1);
-    step(t, first, s, isInside(t));
+    step(t, first, s, scale, isInside(t));
     SmallVector<Value> next = readAt(2);
     Value secondToken = ix.add(t, ix.constant(1));
-    step(secondToken, second, s, isInside(secondToken));
+    step(secondToken, second, s, scale, isInside(secondToken));
     return next;
   };
 
@@ -303,10 +329,13 @@ void ScanBuilder::buildColumns(int64_t width) {
   // so that the reads of t + 2 exist: their addresses are running
   // pointers), then the last one or two tokens as a pair whose reads stop
   // at the last token.
+  // The state s_j carried is the state over a scale (the first n values,
+  // then the scale): a token's decay multiplies the scale, not n rows.
   SmallVector<Value> carried;
   for (int64_t j = 0; j < n; ++j)
     carried.push_back(loadOrZero(state, ValueRange{row, head, keyRows[j], col},
                                  keyInside[j]));
+  carried.push_back(f32Constant(1.0));
   llvm::append_range(
       carried, loadToken(ix.constant(0), ix.below(ix.constant(0), tokens)));
   Value inside = arith::MaxSIOp::create(
@@ -319,9 +348,11 @@ void ScanBuilder::buildColumns(int64_t width) {
     b.setInsertionPointToStart(scan.getBody());
     ValueRange args = scan.getRegionIterArgs();
     SmallVector<Value> yielded(args.take_front(n));
+    Value scale = args[n];
     SmallVector<Value> next =
-        pair(scan.getInductionVar(), llvm::to_vector(args.drop_front(n)),
-             yielded, Value());
+        pair(scan.getInductionVar(), llvm::to_vector(args.drop_front(n + 1)),
+             yielded, scale, Value());
+    yielded.push_back(scale);
     llvm::append_range(yielded, next);
     scf::YieldOp::create(b, loc, yielded);
   }
@@ -333,21 +364,25 @@ void ScanBuilder::buildColumns(int64_t width) {
              2);
   // A loop of at most one iteration, not a branch: the emulated device
   // runs a loop with shuffles in it that carries values, not such a branch.
-  auto rest = scf::ForOp::create(b, loc, done, tokens, ix.constant(2),
-                                 ValueRange(scan.getResults().take_front(n)));
+  auto rest =
+      scf::ForOp::create(b, loc, done, tokens, ix.constant(2),
+                         ValueRange(scan.getResults().take_front(n + 1)));
   {
     OpBuilder::InsertionGuard restGuard(b);
     b.setInsertionPointToStart(rest.getBody());
-    SmallVector<Value> s(rest.getRegionIterArgs());
+    SmallVector<Value> s(rest.getRegionIterArgs().take_front(n));
+    Value scale = rest.getRegionIterArgs()[n];
     pair(rest.getInductionVar(),
-         SmallVector<Value>(scan.getResults().drop_front(n)), s,
+         SmallVector<Value>(scan.getResults().drop_front(n + 1)), s, scale,
          arith::SubIOp::create(b, loc, tokens, ix.constant(1)));
+    s.push_back(scale);
     scf::YieldOp::create(b, loc, s);
   }
 
   for (int64_t j = 0; j < n; ++j)
     storeIf(keyInside[j] ? ix.both(owned, keyInside[j]) : owned,
-            rest.getResult(j), state, ValueRange{row, head, keyRows[j], col});
+            mul(rest.getResult(j), rest.getResult(n)), state,
+            ValueRange{row, head, keyRows[j], col});
 }
 
 } // namespace

@@ -36,6 +36,14 @@ namespace linnet {
 /// once.
 inline constexpr int64_t kScanLanesPerColumn = 8;
 
+/// A lane keeps its rows of the state over a scale, the product of the
+/// decays since the scale was last 1, so that a token's decay is one
+/// multiply, not one a row. Where the scale falls below this (2^-64), it
+/// goes into the rows and is 1 again: the rows stay within 2^64 of the
+/// state, far from f32's limits, and a decay that flushes the scale to 0
+/// zeroes the rows, as it does the state.
+inline constexpr double kLeastScanScale = 0x1p-64;
+
 /// Replaces `op` (a `linnet.delta_rule` on buffers, a block's tile of it)
 /// by code every thread of a block of `threadsPerBlock` threads runs, with
 /// `thread` its id: the tile's columns (row, head, value column) dealt out

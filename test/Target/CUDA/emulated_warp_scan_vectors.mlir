@@ -6,7 +6,8 @@
 // columns at 256 threads, of 8 at 64), gates below 0 (decay exp(g) < 1).
 // The first call reads buffers of their own (aligned: the vector form), the
 // second keys and queries from element 1 of rows of 65 (not aligned: the
-// form that reads elements). Inputs are multiples
+// form that reads elements); the third is the first with gates of -13 to
+// -91 (the state's scale goes into its rows every few tokens). Inputs are multiples
 // of 1/64; Inputs/warp_scan.py computes the recurrence of MODEL.md 8.7 in
 // numpy (reference.delta_rule). Tolerance 1e-5 absolute plus 1e-4
 // relative: the kernel's f32 sums in another order and its exp (ex2.approx,
@@ -27,7 +28,18 @@
 // GPU: math.fma
 // GPU-COUNT-9: gpu.shuffle xor
 // GPU: math.exp {{.*}} fastmath<afn>
+// The state's rows over a scale: a decay multiplies them only where the
+// scale fell below 2^-64, then the rows add the key times delta / scale.
+// GPU: arith.cmpf olt, {{.*}}, %cst{{.*}} : f32
+// GPU-NEXT: scf.if {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// GPU-COUNT-8: arith.mulf
+// GPU: arith.divf {{.*}} fastmath<afn>
+// GPU-COUNT-8: math.fma
+// The version for rows that are not aligned (its first lanes, its column
+// loop).
 // GPU: } else {
+// GPU: arith.cmpi eq
+// GPU-NEXT: scf.for
 // GPU-NOT: vector.load
 // GPU: gpu.shuffle xor
 // GPU: gpu.return
@@ -36,6 +48,8 @@
 // CHECK: aligned final state: PASS
 // CHECK: offset output: PASS
 // CHECK: offset final state: PASS
+// CHECK: decaying output: PASS
+// CHECK: decaying final state: PASS
 
 #all = affine_map<(a, b, c, d) -> (a, b, c, d)>
 #three = affine_map<(a, b, c) -> (a, b, c)>
@@ -201,5 +215,13 @@ func.func @main() {
       : (tensor<3x?x2x65xf32>, tensor<3x?x2x65xf32>, tensor<3x?x2x40xf32>, tensor<3x?x2xf32>,
          tensor<3x?x2xf32>, tensor<3xi32>, tensor<3x2x64x40xf32>) -> (tensor<3x?x2x40xf32>, tensor<3x2x64x40xf32>)
   func.call @print(%out2, %final2) : (tensor<3x?x2x40xf32>, tensor<3x2x64x40xf32>) -> ()
+  // Gates of -13 to -91: the scale falls below 2^-64 every few tokens, and
+  // a decay of exp(-91) takes a small scale to a subnormal or to 0.
+  %thirteen = arith.constant -13.0 : f32
+  %g3 = func.call @gates(%eg, %c7, %one, %thirteen) : (tensor<3x?x2xf32>, index, f32, f32) -> tensor<3x?x2xf32>
+  %out3, %final3 = func.call @scan(%q, %k, %v, %beta, %g3, %len, %init)
+      : (tensor<3x?x2x64xf32>, tensor<3x?x2x64xf32>, tensor<3x?x2x40xf32>, tensor<3x?x2xf32>,
+         tensor<3x?x2xf32>, tensor<3xi32>, tensor<3x2x64x40xf32>) -> (tensor<3x?x2x40xf32>, tensor<3x2x64x40xf32>)
+  func.call @print(%out3, %final3) : (tensor<3x?x2x40xf32>, tensor<3x2x64x40xf32>) -> ()
   return
 }

@@ -1,7 +1,7 @@
 """Reference for emulated_warp_scan_vectors.mlir: the gated delta rule of
 MODEL.md 8.7 in numpy (reference.delta_rule) on the test's inputs, the output
-and final state of its two calls (keys and queries in buffers of their own,
-then from element 1 of rows of 65)."""
+and final state of its three calls (keys and queries in buffers of their
+own, then from element 1 of rows of 65, then gates of -13 to -91)."""
 import os
 import sys
 
@@ -33,12 +33,14 @@ lengths = [10, 4, 0]
 
 values = np.array([float(line) for line in sys.stdin.read().split()])
 sizes = [3 * 10 * 2 * 40, 3 * 2 * 64 * 40]
-if values.size != 2 * sum(sizes):
-    print(f"FAIL: {values.size} values printed, expected {2 * sum(sizes)}")
+calls = (("aligned", q, k, g), ("offset", q_offset, k_offset, g),
+         ("decaying", q, k, gates(7, 1, -13.0)))
+if values.size != len(calls) * sum(sizes):
+    print(f"FAIL: {values.size} values printed, expected {len(calls) * sum(sizes)}")
     sys.exit(0)
 at = 0
-for name, (qs, ks) in (("aligned", (q, k)), ("offset", (q_offset, k_offset))):
-    out, final = delta_rule(qs, ks, v, beta, g, initial, lengths)
+for name, qs, ks, gs in calls:
+    out, final = delta_rule(qs, ks, v, beta, gs, initial, lengths)
     compare(f"{name} output", values[at:at + sizes[0]].reshape(out.shape), out,
             1e-5, 1e-4)
     at += sizes[0]
