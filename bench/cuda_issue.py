@@ -12,7 +12,7 @@ bf16 queries of a run-time count, the cache's keys and values, with lengths), as
 with the toolkit's ptxas for sm_90a, disassembles the cubin with NVIDIA's nvdisasm (PyPI's
 `nvidia-cuda-nvdisasm`, fetched once into --cache) and counts the SASS instructions of the
 kernel's loop: the scan's token loop (each token stores its output once, STG; a token's
-shuffles, 3 sums a butterfly stage, give the lanes a column has; its shortest path, which skips
+shuffles, 2 sums a butterfly stage, give the lanes a column has; its shortest path, which skips
 the rare rescaling of the state's rows), attention's key-step loop
 (the innermost loop with mma.sync, HMMA; 16 keys a step, its element-by-element fallbacks for
 unaligned buffers counted too: an upper bound there). From those, the blocks a multiprocessor
@@ -41,7 +41,7 @@ SCHEDULERS = 4  # warp schedulers a multiprocessor, one instruction a cycle each
 REGISTERS = 65536  # a multiprocessor's
 THREADS = 2048  # the most a multiprocessor holds
 NVDISASM = "nvidia-cuda-nvdisasm==13.5.37"
-SHUFFLED_SUMS = 3  # a scan token's sums the lanes of a column combine (kv, sq, kq)
+SHUFFLED_SUMS = 2  # a scan token's sums the lanes of a column combine (kv, sq; k . q is the block's)
 QUERY_TILE = 64  # attention: queries a block (TensorCoreAttention.h)
 KEY_STEP = 16  # attention: keys a step
 
@@ -120,8 +120,9 @@ def kernel_ptx(module):
 
 
 def compile_kernel(build, source, kernel_pattern, cache):
-    """(SASS of the kernel matching `kernel_pattern`, its name, registers, threads a block)
-    of `source` compiled by linnet-opt's CUDA pipeline and ptxas for sm_90a."""
+    """(SASS of the kernel matching `kernel_pattern`, its name, registers, threads a block,
+    bytes of workgroup memory) of `source` compiled by linnet-opt's CUDA pipeline and ptxas
+    for sm_90a."""
     with tempfile.TemporaryDirectory() as work:
         path = os.path.join(work, "op.mlir")
         open(path, "w").write(source)
@@ -138,7 +139,8 @@ def compile_kernel(build, source, kernel_pattern, cache):
     kernel = re.search(rf"\.text\.(\w*{kernel_pattern}\w*):", sass).group(1)
     registers = int(re.search(r"Used (\d+) registers", info).group(1))
     threads = int(re.search(r"\.maxntid (\d+)", ptx_text).group(1))
-    return sass, kernel, registers, threads
+    smem = re.search(r"(\d+) bytes smem", info)
+    return sass, kernel, registers, threads, int(smem.group(1)) if smem else 0
 
 
 def innermost_loops(sass, kernel):
@@ -147,7 +149,8 @@ def innermost_loops(sass, kernel):
     on its shortest path from its head to its back branch: every branch inside it taking
     the shorter way, which for these kernels is the common one: an aligned buffer's vector
     copies, not their element-by-element fallbacks; a step of attention whose keys need no
-    mask and whose rows keep their maximum)."""
+    mask and whose rows keep their maximum; the opcodes of the nearest loop around it but
+    its own, or none)."""
     section = sass.index(f".text.{kernel}:")
     body = sass[section:sass.find(".section", section + 1)]
     opcodes, targets, labels, loops = [], [], {}, []
@@ -170,6 +173,11 @@ def innermost_loops(sass, kernel):
                  if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)]
     result = []
     for a, b in innermost:
+        # The nearest loop around it, if any: its instructions but the inner loop's.
+        around = [(c, d) for c, d in loops if c <= a and b <= d and (c, d) != (a, b)]
+        outer = min(around, key=lambda l: l[1] - l[0], default=None)
+        outside = ([op for i, op in enumerate(opcodes[outer[0]:outer[1] + 1], outer[0])
+                    if not a <= i <= b] if outer else [])
         # Shortest path: branches inside the loop go forward, so one pass in order.
         distance = {a: 1}
         for i in range(a, b):
@@ -184,7 +192,7 @@ def innermost_loops(sass, kernel):
             for j in following:
                 if j <= b and distance.get(j, 1 << 30) > distance[i] + 1:
                     distance[j] = distance[i] + 1
-        result.append((opcodes[a:b + 1], distance.get(b, b - a + 1)))
+        result.append((opcodes[a:b + 1], distance.get(b, b - a + 1), outside))
     return result
 
 
@@ -208,17 +216,21 @@ def scan_estimate(build, config, tokens, cache):
     heads, keys, columns = (t["linear_num_value_heads"], t["linear_key_head_dim"],
                             t["linear_value_head_dim"])
     layers = sum(kind == "linear_attention" for kind in kinds)
-    sass, kernel, registers, threads = compile_kernel(
+    sass, kernel, registers, threads, smem = compile_kernel(
         build, scan_source(heads, keys, columns), "delta_rule", cache)
-    loops = [(loop, shortest) for loop, shortest in innermost_loops(sass, kernel)
-             if count(loop, "STG") and count(loop, "SHFL")]
+    loops = [found for found in innermost_loops(sass, kernel)
+             if count(found[0], "STG") and count(found[0], "SHFL")]
     if not loops:
         sys.exit(f"no token loop found in {kernel}")
     # The loop that runs: 16-byte loads where it has them (the form aligned rows take); its
     # shortest path, which skips the rare rescaling of the state's rows.
-    loop, shortest = max(loops, key=lambda l: count(l[0], "LDG.E.128"))
+    loop, shortest, outside = max(loops, key=lambda l: count(l[0], "LDG.E.128"))
     tokens_a_loop = count(loop, "STG")
-    per_token = shortest / tokens_a_loop
+    # A loop of windows around it (with barriers): each window's products k . q, summed
+    # into the workgroup memory, a float a token.
+    window_tokens = smem // 4 if count(outside, "BAR") and smem else 0
+    window_cost = len(outside) / window_tokens if window_tokens else 0
+    per_token = shortest / tokens_a_loop + window_cost
     lanes = 2 ** (count(loop, "SHFL") // (SHUFFLED_SUMS * tokens_a_loop))
     warp_columns = 32 // lanes
     block_columns = min(threads // lanes, columns)
@@ -233,8 +245,10 @@ def scan_estimate(build, config, tokens, cache):
         f"the delta rule's scan, full size ({heads} heads x {columns} columns, keys {keys}; "
         f"kernel {kernel}, {registers} registers, {threads} threads):",
         f"  token loop: {len(loop)} SASS instructions for {tokens_a_loop} tokens, {shortest} "
-        f"on its shortest path ({per_token:.1f} a token a warp of {warp_columns} columns, "
-        f"{lanes} lanes a column; {per_token / warp_columns:.1f} a column)",
+        f"on its shortest path"
+        + (f"; {len(outside)} more a window of {window_tokens} tokens" if window_tokens else "")
+        + f" ({per_token:.1f} a token a warp of {warp_columns} columns, {lanes} lanes a "
+        f"column; {per_token / warp_columns:.1f} a column)",
         f"  {blocks} blocks of {warps_per_block} warps, {resident} a multiprocessor at most: "
         f"{cycles:.0f} cycles a token on the busiest of {MULTIPROCESSORS}",
         f"  {tokens} tokens: {layer * 1e3:.2f} ms a layer, {layers * layer * 1e3:.1f} ms for "
@@ -250,13 +264,12 @@ def attention_estimate(build, config, tokens, max_seq, cache):
     heads, key_heads, depth = (t["num_attention_heads"], t["num_key_value_heads"],
                                t["head_dim"])
     layers = sum(kind == "full_attention" for kind in kinds)
-    sass, kernel, registers, threads = compile_kernel(
+    sass, kernel, registers, threads, _ = compile_kernel(
         build, attention_source(heads, key_heads, depth, max_seq), "attention", cache)
-    loops = [(loop, shortest) for loop, shortest in innermost_loops(sass, kernel)
-             if count(loop, "HMMA")]
+    loops = [found for found in innermost_loops(sass, kernel) if count(found[0], "HMMA")]
     if not loops:
         sys.exit(f"no key-step loop found in {kernel}")
-    loop, shortest = max(loops, key=lambda l: count(l[0], "HMMA"))
+    loop, shortest, _ = max(loops, key=lambda l: count(l[0], "HMMA"))
     warps = threads // 32
     # Query tile q sees keys up to 64 (q + 1): that many steps of 16 (causal, from 0).
     tiles = math.ceil(tokens / QUERY_TILE)

@@ -203,13 +203,17 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
     gpu::BarrierOp::create(rewriter, write->getLoc());
   }
   // A prompt's delta rule (kept an op through bufferization): a value
-  // column 8 lanes (WarpScan.h).
+  // column 8 lanes, a window's products of keys and queries in workgroup
+  // memory (WarpScan.h).
   for (linnet::DeltaRuleOp scan : scans) {
     Location loc = scan.getLoc();
+    Value window;
+    if (MemRefType type = linnet::scanWindowType(scan, threadsPerBlock))
+      window = launch.addWorkgroupAttribution(type, loc);
     rewriter.setInsertionPointAfter(scan);
     gpu::BarrierOp::create(rewriter, loc);
     if (failed(linnet::lowerDeltaRuleToWarps(rewriter, scan, thread,
-                                             threadsPerBlock)))
+                                             threadsPerBlock, window)))
       return failure();
   }
   // A prompt's attention (kept an op through bufferization): a tile of

@@ -4,7 +4,8 @@
 // state[b, n, l R + j, v] = c s_j (c a scale, at first 1):
 //
 //   for t in [0, S):
-//     kv = sum_k s k_t, sq = sum_k s q_t, kq = sum_k k_t q_t   (shuffles)
+//     kv = sum_k s k_t, sq = sum_k s q_t                       (shuffles)
+//     kq = sum_k k_t q_t          (the block's, from a window; shuffles)
 //     c     = c (active ? exp(g_t) : 1)
 //     delta = active ? beta_t (value_t - c kv) : 0
 //     out_t = active ? c sq + delta kq : 0                      (lane 0)
@@ -16,13 +17,17 @@
 // another order (each lane's part in two chains of fused multiply-adds, so
 // that a token waits on half as many). Tokens go two an iteration, each
 // read a token ahead; the iterations whose reads are all inside the prompt
-// first, then the last one or two tokens. Every lane runs every shuffle:
-// the groups step through the columns alike (a group past the last
-// computes the last again and stores nothing), and elements past the key
-// size are zeros. At full size (K = V = 128) a token is 137 SASS
-// instructions a warp of 4 columns where the scale stays (bench/
-// cuda_issue.py; 142 where a decay multiplied the rows), where a column a
-// warp took 153 a column.
+// first, then the last one or two tokens. k_t . q_t is the same for every
+// column of a head: where a block's columns are all of one row and head
+// (the CUDA target's tiles), its groups of lanes sum it once a token for a
+// window of tokens into workgroup memory, between two barriers, and the
+// columns read it from there. Every lane runs every shuffle: the groups
+// step through the columns alike (a group past the last computes the last
+// again and stores nothing), and elements past the key size are zeros.
+// At full size (K = V = 128) a token is 112 SASS instructions a warp of 4
+// columns where the scale stays, and 2.8 more for its window's products
+// (bench/cuda_issue.py; 142 where each column summed k_t . q_t and a decay
+// multiplied the rows), where a column a warp took 153 a column.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,9 +57,9 @@ static_assert(kScanLanesPerColumn > 0 && kWarpSize % kScanLanesPerColumn == 0 &&
 class ScanBuilder {
 public:
   ScanBuilder(OpBuilder &b, DeltaRuleOp op, Value thread,
-              int64_t threadsPerBlock)
+              int64_t threadsPerBlock, Value window)
       : b(b), loc(op.getLoc()), ix{b, loc}, op(op),
-        threadsPerBlock(threadsPerBlock) {
+        threadsPerBlock(threadsPerBlock), window(window) {
     keys = cast<MemRefType>(op.getKey().getType()).getDimSize(3);
     rowsPerLane = llvm::divideCeil(keys, kScanLanesPerColumn);
     Value lanes = ix.constant(kScanLanesPerColumn);
@@ -86,6 +91,35 @@ public:
   void buildColumns(int64_t width);
 
 private:
+  /// Two of a lane's rows whose products a column sums.
+  using Products = std::pair<ArrayRef<Value>, ArrayRef<Value>>;
+
+  /// For each pair (x, y), the sum over the column's rows of x_j y_j: each
+  /// lane's part in two chains (even and odd rows, so that a sum waits on
+  /// half as many), then the column's lanes' parts by butterfly shuffles.
+  SmallVector<Value> columnSums(ArrayRef<Products> factors) {
+    SmallVector<std::array<Value, 2>> chains(factors.size());
+    for (int64_t j = 0; j < rowsPerLane; ++j)
+      for (auto [pair, chain] : llvm::zip(factors, chains)) {
+        Value &link = chain[j % 2];
+        link = j < 2 ? mul(pair.first[j], pair.second[j])
+                     : fma(pair.first[j], pair.second[j], link);
+      }
+    SmallVector<Value> sums;
+    for (std::array<Value, 2> &chain : chains)
+      sums.push_back(rowsPerLane > 1
+                         ? arith::AddFOp::create(b, loc, chain[0], chain[1])
+                         : chain[0]);
+    for (int32_t offset = kScanLanesPerColumn / 2; offset > 0; offset /= 2)
+      for (Value &sum : sums)
+        sum = arith::AddFOp::create(
+            b, loc, sum,
+            gpu::ShuffleOp::create(b, loc, sum, offset, kWarpSize,
+                                   gpu::ShuffleMode::XOR)
+                .getShuffleResult());
+    return sums;
+  }
+
   Value f32Constant(double value) {
     return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                           APFloat(float(value)));
@@ -118,6 +152,9 @@ private:
   IndexBuilder ix;
   DeltaRuleOp op;
   int64_t threadsPerBlock;
+  /// The products k_t . q_t of a window of tokens (workgroup memory), or
+  /// null: each column's lanes then sum them with the state's sums.
+  Value window;
   int64_t keys = 0, rowsPerLane = 0;
   Value part, group;
   SmallVector<Value> keyRows, keyInside;
@@ -219,35 +256,23 @@ void ScanBuilder::buildColumns(int64_t width) {
   // the lane's rows of the state over its `scale` (both updated); `inside`
   // (null: always) whether `t` is a token of the prompt: one past the last
   // changes nothing.
+  Value windowStart; // the first token of the window the loops are in
   auto step = [&](Value t, ArrayRef<Value> read, SmallVectorImpl<Value> &s,
                   Value &scale, Value inside) {
     ArrayRef<Value> keyT = read.take_front(n), queryT = read.slice(n, n);
     Value valueT = read[2 * n], betaT = read[2 * n + 1],
           gateT = read[2 * n + 2];
-    // The lane's part of each sum in two chains (even and odd rows), then
-    // the column's lanes' parts by butterfly shuffles.
-    Value chains[2][3];
-    for (int64_t j = 0; j < n; ++j) {
-      Value(&chain)[3] = chains[j % 2];
-      Value factors[3][2] = {
-          {s[j], keyT[j]}, {s[j], queryT[j]}, {keyT[j], queryT[j]}};
-      for (int sum = 0; sum < 3; ++sum)
-        chain[sum] = j < 2 ? mul(factors[sum][0], factors[sum][1])
-                           : fma(factors[sum][0], factors[sum][1], chain[sum]);
-    }
-    Value sums[3];
-    for (int sum = 0; sum < 3; ++sum)
-      sums[sum] =
-          n > 1 ? arith::AddFOp::create(b, loc, chains[0][sum], chains[1][sum])
-                : chains[0][sum];
-    for (int32_t offset = kScanLanesPerColumn / 2; offset > 0; offset /= 2)
-      for (Value &sum : sums)
-        sum = arith::AddFOp::create(
-            b, loc, sum,
-            gpu::ShuffleOp::create(b, loc, sum, offset, kWarpSize,
-                                   gpu::ShuffleMode::XOR)
-                .getShuffleResult());
-    Value kv = sums[0], sq = sums[1], kq = sums[2];
+    SmallVector<Products> factors = {{s, keyT}, {s, queryT}};
+    if (!window)
+      factors.push_back({keyT, queryT});
+    SmallVector<Value> sums = columnSums(factors);
+    Value kv = sums[0], sq = sums[1];
+    Value kq =
+        window ? memref::LoadOp::create(
+                     b, loc, window,
+                     ValueRange{arith::SubIOp::create(b, loc, t, windowStart)})
+                     .getResult()
+               : sums[2];
 
     Value active =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t, length);
@@ -336,47 +361,106 @@ void ScanBuilder::buildColumns(int64_t width) {
     carried.push_back(loadOrZero(state, ValueRange{row, head, keyRows[j], col},
                                  keyInside[j]));
   carried.push_back(f32Constant(1.0));
-  llvm::append_range(
-      carried, loadToken(ix.constant(0), ix.below(ix.constant(0), tokens)));
   Value inside = arith::MaxSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, tokens, ix.constant(2)),
       ix.constant(0));
-  auto scan = scf::ForOp::create(b, loc, ix.constant(0), inside, ix.constant(2),
-                                 carried);
-  {
-    OpBuilder::InsertionGuard loopGuard(b);
-    b.setInsertionPointToStart(scan.getBody());
-    ValueRange args = scan.getRegionIterArgs();
-    SmallVector<Value> yielded(args.take_front(n));
-    Value scale = args[n];
-    SmallVector<Value> next =
-        pair(scan.getInductionVar(), llvm::to_vector(args.drop_front(n + 1)),
-             yielded, scale, Value());
-    yielded.push_back(scale);
-    llvm::append_range(yielded, next);
-    scf::YieldOp::create(b, loc, yielded);
-  }
   // The first token left: the pairs' tokens (their count rounded up to a
   // pair), then the last one or two.
   Value done =
       ix.mul(arith::DivUIOp::create(b, loc, ix.add(inside, ix.constant(1)),
                                     ix.constant(2)),
              2);
+  // The pairs from `first` to `end`, carrying `carried` (the state, its
+  // scale, the reads of the next token).
+  auto pairs = [&](Value first, Value end, ValueRange initial) {
+    auto loop = scf::ForOp::create(b, loc, first, end, ix.constant(2), initial);
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    ValueRange args = loop.getRegionIterArgs();
+    SmallVector<Value> yielded(args.take_front(n));
+    Value scale = args[n];
+    SmallVector<Value> next =
+        pair(loop.getInductionVar(), llvm::to_vector(args.drop_front(n + 1)),
+             yielded, scale, Value());
+    yielded.push_back(scale);
+    llvm::append_range(yielded, next);
+    scf::YieldOp::create(b, loc, yielded);
+    return loop;
+  };
+  // The tokens from `first` to `end` (at most a pair, from `done`) with
+  // `reads` those of `first`, carrying the state and its scale.
   // A loop of at most one iteration, not a branch: the emulated device
   // runs a loop with shuffles in it that carries values, not such a branch.
-  auto rest =
-      scf::ForOp::create(b, loc, done, tokens, ix.constant(2),
-                         ValueRange(scan.getResults().take_front(n + 1)));
-  {
+  auto last = [&](Value first, Value end, ValueRange state, ValueRange reads) {
+    auto loop = scf::ForOp::create(b, loc, first, end, ix.constant(2), state);
     OpBuilder::InsertionGuard restGuard(b);
-    b.setInsertionPointToStart(rest.getBody());
-    SmallVector<Value> s(rest.getRegionIterArgs().take_front(n));
-    Value scale = rest.getRegionIterArgs()[n];
-    pair(rest.getInductionVar(),
-         SmallVector<Value>(scan.getResults().drop_front(n + 1)), s, scale,
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> s(loop.getRegionIterArgs().take_front(n));
+    Value scale = loop.getRegionIterArgs()[n];
+    pair(loop.getInductionVar(), SmallVector<Value>(reads), s, scale,
          arith::SubIOp::create(b, loc, tokens, ix.constant(1)));
     s.push_back(scale);
     scf::YieldOp::create(b, loc, s);
+    return loop;
+  };
+
+  scf::ForOp rest;
+  if (!window) {
+    llvm::append_range(
+        carried, loadToken(ix.constant(0), ix.below(ix.constant(0), tokens)));
+    scf::ForOp scan = pairs(ix.constant(0), inside, carried);
+    rest = last(done, tokens, scan.getResults().take_front(n + 1),
+                scan.getResults().drop_front(n + 1));
+  } else {
+    // Windows of tokens: the block's threads first compute the window's
+    // k_t . q_t (a token a group of lanes, in passes), then every column
+    // scans the window's tokens reading them.
+    int64_t groups = threadsPerBlock / kScanLanesPerColumn;
+    int64_t size = cast<MemRefType>(window.getType()).getDimSize(0);
+    // The windows carry the state and its scale; each window's pairs read
+    // its first token again, so that the reads carried from one token to
+    // the next stay in the pairs' loop (a loop around them that carried
+    // them too cost a register move a read).
+    auto windows = scf::ForOp::create(b, loc, ix.constant(0), tokens,
+                                      ix.constant(size), carried);
+    OpBuilder::InsertionGuard windowGuard(b);
+    b.setInsertionPointToStart(windows.getBody());
+    windowStart = windows.getInductionVar();
+    gpu::BarrierOp::create(b, loc);
+    // A loop, not unrolled: the passes' rows would take registers the
+    // scan's state and reads hold.
+    auto passes = scf::ForOp::create(b, loc, ix.constant(0), ix.constant(size),
+                                     ix.constant(groups));
+    {
+      OpBuilder::InsertionGuard passGuard(b);
+      b.setInsertionPointToStart(passes.getBody());
+      Value slot = ix.add(group, passes.getInductionVar());
+      Value token = ix.add(windowStart, slot);
+      Value present = ix.below(token, tokens);
+      SmallVector<Value> keyRowsT, queryRowsT;
+      loadRows(key, row, token, head, present, width, keyRowsT);
+      loadRows(query, row, token, head, present, width, queryRowsT);
+      Value kq = columnSums({Products{keyRowsT, queryRowsT}})[0];
+      storeIf(ix.both(firstLane, present), kq, window, ValueRange{slot});
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value windowEnd = ix.add(windowStart, ix.constant(size));
+    SmallVector<Value> initial(windows.getRegionIterArgs());
+    llvm::append_range(initial, loadToken(windowStart, Value()));
+    scf::ForOp scan =
+        pairs(windowStart, arith::MinUIOp::create(b, loc, windowEnd, inside),
+              initial);
+    scf::YieldOp::create(b, loc, scan.getResults().take_front(n + 1));
+    // The last one or two tokens are in the last window (a window is a
+    // whole number of pairs), whose products the buffer still holds.
+    b.setInsertionPointAfter(windows);
+    Value lastToken = arith::SubIOp::create(
+        b, loc, arith::MaxUIOp::create(b, loc, tokens, ix.constant(1)),
+        ix.constant(1));
+    windowStart = ix.mul(
+        arith::DivUIOp::create(b, loc, lastToken, ix.constant(size)), size);
+    rest = last(done, tokens, windows.getResults(),
+                loadToken(done, ix.below(done, tokens)));
   }
 
   for (int64_t j = 0; j < n; ++j)
@@ -387,8 +471,20 @@ void ScanBuilder::buildColumns(int64_t width) {
 
 } // namespace
 
+MemRefType scanWindowType(DeltaRuleOp op, int64_t threadsPerBlock) {
+  auto key = dyn_cast<MemRefType>(op.getKey().getType());
+  if (!key || key.getDimSize(0) != 1 || key.getDimSize(2) != 1 ||
+      threadsPerBlock % kScanLanesPerColumn != 0)
+    return {};
+  int64_t tokens = threadsPerBlock / kScanLanesPerColumn * kScanWindowPasses;
+  auto space =
+      gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
+  return MemRefType::get({tokens}, key.getElementType(), AffineMap(), space);
+}
+
 LogicalResult lowerDeltaRuleToWarps(RewriterBase &rewriter, DeltaRuleOp op,
-                                    Value thread, int64_t threadsPerBlock) {
+                                    Value thread, int64_t threadsPerBlock,
+                                    Value window) {
   auto keyType = dyn_cast<MemRefType>(op.getKey().getType());
   if (!keyType)
     return op.emitOpError("is run as a warp scan only on buffers");
@@ -398,7 +494,7 @@ LogicalResult lowerDeltaRuleToWarps(RewriterBase &rewriter, DeltaRuleOp op,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
-  ScanBuilder scan(rewriter, op, thread, threadsPerBlock);
+  ScanBuilder scan(rewriter, op, thread, threadsPerBlock, window);
   if (int64_t width = scan.vectorWidth()) {
     // Vectors where the buffers' rows fall on 16-byte boundaries (known
     // only at run time), elements otherwise.

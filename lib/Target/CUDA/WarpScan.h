@@ -6,12 +6,14 @@
 // and on the host's side of a kernel it was a launch a token and layer.
 // Here a column is eight lanes': lane l of the column keeps its rows
 // l R .. l R + R - 1 (R = K / 8) in registers for the whole prompt, each
-// token's three dot products (the state with the key and the query, the
-// key with the query) are the lanes' partial sums (fused multiply-adds)
-// combined by three butterfly shuffles, and the next token's key, query and
+// token's dot products (the state with the key and with the query) are the
+// lanes' partial sums (fused multiply-adds) combined by three butterfly
+// shuffle stages, and the next token's key, query and
 // gates are loaded while this one's are used, R consecutive elements a
-// lane (16-byte loads where the rows allow). No barrier, no shared memory;
-// the state is read once and written once.
+// lane (16-byte loads where the rows allow). The key's product with the
+// query, the same for a head's columns, the block sums once for a window
+// of tokens into workgroup memory (two barriers a window); the state is
+// read once and written once.
 //
 // Why eight lanes, not a warp: a token's instructions are then about a
 // quarter a column (a warp's 32 lanes each kept 4 rows of one column and ran
@@ -44,14 +46,29 @@ inline constexpr int64_t kScanLanesPerColumn = 8;
 /// zeroes the rows, as it does the state.
 inline constexpr double kLeastScanScale = 0x1p-64;
 
+/// Passes of a block's groups of lanes over a window of tokens: a window
+/// is kScanWindowPasses tokens a group (64 at 256 threads). At full size
+/// a window's products cost 2.8 instructions a token and warp at 2 passes
+/// and 3.9 at 1; at 4, ptxas took 255 registers and the token loop 7% more.
+inline constexpr int64_t kScanWindowPasses = 2;
+
+/// The workgroup buffer of a window's products k_t . q_t for `op` (a block's
+/// tile of a `linnet.delta_rule` on buffers) run by `threadsPerBlock`
+/// threads, where every column of the tile is of one row and head (the
+/// CUDA target's tiles): those products are then each summed once a block,
+/// not once a column. Null otherwise.
+mlir::MemRefType scanWindowType(DeltaRuleOp op, int64_t threadsPerBlock);
+
 /// Replaces `op` (a `linnet.delta_rule` on buffers, a block's tile of it)
 /// by code every thread of a block of `threadsPerBlock` threads runs, with
 /// `thread` its id: the tile's columns (row, head, value column) dealt out
 /// to groups of kScanLanesPerColumn lanes, each group scanning its column
-/// over every token. Fails where the key size is not static.
+/// over every token. `window` is a buffer of scanWindowType or null. Fails
+/// where the key size is not static.
 mlir::LogicalResult lowerDeltaRuleToWarps(mlir::RewriterBase &rewriter,
                                           DeltaRuleOp op, mlir::Value thread,
-                                          int64_t threadsPerBlock);
+                                          int64_t threadsPerBlock,
+                                          mlir::Value window);
 
 } // namespace linnet
 

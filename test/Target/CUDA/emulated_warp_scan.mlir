@@ -11,11 +11,21 @@
 // RUN: linnet-opt %s --linnet-cuda-pipeline="device=emulated" | %mlir_runner | FileCheck %s
 // RUN: linnet-opt %s --linnet-cuda-pipeline="device=emulated threads-per-block=64" | %mlir_runner | FileCheck %s
 
-// GPU: gpu.func @scan_{{[0-9]+}}_delta_rule
-// GPU-NOT: gpu.barrier
+// Windows of 64 tokens (2 passes of the 32 groups of lanes) whose k . q
+// the block sums first, each a shuffle sum of a group, into workgroup
+// memory; then each token takes the state's two sums (6 shuffles) and
+// reads k . q from there, no barrier.
+// GPU: gpu.func @scan_{{[0-9]+}}_delta_rule{{.*}} workgroup({{.*}} : memref<256xi8, #gpu.address_space<workgroup>>)
+// GPU: scf.for {{.*}} step %c64
+// GPU-NEXT: gpu.barrier
+// GPU: scf.for {{.*}} to %c64 step %c32
+// GPU-COUNT-3: gpu.shuffle xor
+// GPU: gpu.barrier
 // GPU: scf.for
 // GPU-NOT: gpu.barrier
-// GPU-COUNT-9: gpu.shuffle xor
+// GPU-COUNT-6: gpu.shuffle xor
+// GPU-NOT: gpu.shuffle
+// GPU: memref.load %view
 // GPU-NOT: gpu.barrier
 // GPU: scf.yield
 

@@ -1,18 +1,23 @@
 // A prompt's delta rule on the emulated device (WarpScan.cpp) where a
-// lane's rows of the key and query are whole 16-byte vectors: 3 rows of 10
-// tokens (lengths 10, 4 and 0; 4 pairs of tokens whose reads are all inside
-// the prompt, then a last pair), 2 heads, a key size of 64 (8 rows a lane, two
-// vectors each of key and query) and 40 value columns (blocks of 32 and 8
-// columns at 256 threads, of 8 at 64), gates below 0 (decay exp(g) < 1).
+// lane's rows of the key and query are whole 16-byte vectors: 3 rows of 67
+// tokens (lengths 67, 37 and 0; 32 pairs of tokens whose reads are all
+// inside the prompt, then a last pair of one token), 2 heads, a key size of
+// 64 (8 rows a lane, two vectors each of key and query) and 40 value
+// columns (blocks of 32 and 8 columns at 256 threads, of 8 at 64), gates
+// below 0 (decay exp(g) < 1). A block's k . q comes from windows of 64
+// tokens at 256 threads (2, the last of 3 tokens) and of 16 at 64 (5).
 // The first call reads buffers of their own (aligned: the vector form), the
 // second keys and queries from element 1 of rows of 65 (not aligned: the
 // form that reads elements); the third is the first with gates of -13 to
-// -91 (the state's scale goes into its rows every few tokens). Inputs are multiples
-// of 1/64; Inputs/warp_scan.py computes the recurrence of MODEL.md 8.7 in
-// numpy (reference.delta_rule). Tolerance 1e-5 absolute plus 1e-4
-// relative: the kernel's f32 sums in another order and its exp (ex2.approx,
-// about 2^-21 relative) against f64; a lost or misplaced row, lane or token
-// moves outputs by hundredths or more.
+// -91 (the state's scale goes into its rows every few tokens). Inputs are
+// multiples of 1/64; Inputs/warp_scan.py computes the recurrence of
+// MODEL.md 8.7 in numpy (reference.delta_rule). Tolerance 1e-5 absolute
+// plus 1e-4 relative: the kernel's f32 sums in another order and its exp
+// (ex2.approx, about 2^-21 relative) against f64; a lost or misplaced row,
+// lane, token or window moves outputs by hundredths or more. (Barriers run
+// alike in every iteration of a loop here: a window's first barrier, which
+// keeps a fast warp from writing the next window's products while a slow
+// one reads this one's, is not one this device can show missing.)
 // RUN: linnet-opt %s --linnet-cuda-pipeline="stop-after=kernels" | FileCheck %s --check-prefix=GPU
 // RUN: linnet-opt %s --linnet-cuda-pipeline="device=emulated" | %mlir_runner \
 // RUN:   | %refpython %S/Inputs/warp_scan.py | FileCheck %s
@@ -177,15 +182,15 @@ func.func @main() {
   %c3 = arith.constant 3 : index
   %c5 = arith.constant 5 : index
   %c7 = arith.constant 7 : index
-  %c10 = arith.constant 10 : index
+  %c67 = arith.constant 67 : index
   %c11 = arith.constant 11 : index
   %c13 = arith.constant 13 : index
   %c40 = arith.constant 40 : index
   %c64 = arith.constant 64 : index
   %c65 = arith.constant 65 : index
-  %eq = tensor.empty(%c3, %c10, %c2, %c64) : tensor<?x?x?x?xf32>
-  %ew = tensor.empty(%c3, %c10, %c2, %c65) : tensor<?x?x?x?xf32>
-  %ev = tensor.empty(%c3, %c10, %c2, %c40) : tensor<?x?x?x?xf32>
+  %eq = tensor.empty(%c3, %c67, %c2, %c64) : tensor<?x?x?x?xf32>
+  %ew = tensor.empty(%c3, %c67, %c2, %c65) : tensor<?x?x?x?xf32>
+  %ev = tensor.empty(%c3, %c67, %c2, %c40) : tensor<?x?x?x?xf32>
   %es = tensor.empty(%c3, %c2, %c64, %c40) : tensor<?x?x?x?xf32>
   %q0 = func.call @inputs(%eq, %c11, %c7, %c3, %c5) : (tensor<?x?x?x?xf32>, index, index, index, index) -> tensor<?x?x?x?xf32>
   %k0 = func.call @inputs(%eq, %c13, %c5, %c7, %c3) : (tensor<?x?x?x?xf32>, index, index, index, index) -> tensor<?x?x?x?xf32>
@@ -200,13 +205,13 @@ func.func @main() {
   %kw = tensor.cast %kw0 : tensor<?x?x?x?xf32> to tensor<3x?x2x65xf32>
   %v = tensor.cast %v0 : tensor<?x?x?x?xf32> to tensor<3x?x2x40xf32>
   %init = tensor.cast %s0 : tensor<?x?x?x?xf32> to tensor<3x2x64x40xf32>
-  %eg = tensor.empty(%c10) : tensor<3x?x2xf32>
+  %eg = tensor.empty(%c67) : tensor<3x?x2xf32>
   %one = arith.constant 1.0 : f32
   %eighth = arith.constant 0.125 : f32
   %sixteenth = arith.constant -0.0625 : f32
   %beta = func.call @gates(%eg, %c5, %one, %eighth) : (tensor<3x?x2xf32>, index, f32, f32) -> tensor<3x?x2xf32>
   %g = func.call @gates(%eg, %c7, %one, %sixteenth) : (tensor<3x?x2xf32>, index, f32, f32) -> tensor<3x?x2xf32>
-  %len = arith.constant dense<[10, 4, 0]> : tensor<3xi32>
+  %len = arith.constant dense<[67, 37, 0]> : tensor<3xi32>
   %out, %final = func.call @scan(%q, %k, %v, %beta, %g, %len, %init)
       : (tensor<3x?x2x64xf32>, tensor<3x?x2x64xf32>, tensor<3x?x2x40xf32>, tensor<3x?x2xf32>,
          tensor<3x?x2xf32>, tensor<3xi32>, tensor<3x2x64x40xf32>) -> (tensor<3x?x2x40xf32>, tensor<3x2x64x40xf32>)

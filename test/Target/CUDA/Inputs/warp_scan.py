@@ -12,27 +12,30 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
 from reference import compare, delta_rule, modular_input  # noqa: E402
 
 
+TOKENS = 67
+
+
 def inputs(shape, x):
     return modular_input(shape, x, 64.0)
 
 
 def gates(modulus, add, factor):
-    i0, i1, i2 = np.indices((3, 10, 2))
+    i0, i1, i2 = np.indices((3, TOKENS, 2))
     return ((i0 + 2 * i1 + 3 * i2) % modulus + add) * factor
 
 
-q = inputs((3, 10, 2, 64), (11, 7, 3, 5))
-k = inputs((3, 10, 2, 64), (13, 5, 7, 3))
-q_offset = inputs((3, 10, 2, 65), (11, 7, 3, 5))[..., 1:]
-k_offset = inputs((3, 10, 2, 65), (13, 5, 7, 3))[..., 1:]
-v = inputs((3, 10, 2, 40), (7, 11, 5, 2))
+q = inputs((3, TOKENS, 2, 64), (11, 7, 3, 5))
+k = inputs((3, TOKENS, 2, 64), (13, 5, 7, 3))
+q_offset = inputs((3, TOKENS, 2, 65), (11, 7, 3, 5))[..., 1:]
+k_offset = inputs((3, TOKENS, 2, 65), (13, 5, 7, 3))[..., 1:]
+v = inputs((3, TOKENS, 2, 40), (7, 11, 5, 2))
 initial = inputs((3, 2, 64, 40), (5, 3, 2, 7))
 beta = gates(5, 1, 0.125)
 g = gates(7, 1, -0.0625)
-lengths = [10, 4, 0]
+lengths = [TOKENS, 37, 0]
 
 values = np.array([float(line) for line in sys.stdin.read().split()])
-sizes = [3 * 10 * 2 * 40, 3 * 2 * 64 * 40]
+sizes = [3 * TOKENS * 2 * 40, 3 * 2 * 64 * 40]
 calls = (("aligned", q, k, g), ("offset", q_offset, k_offset, g),
          ("decaying", q, k, gates(7, 1, -13.0)))
 if values.size != len(calls) * sum(sizes):
