@@ -18,14 +18,14 @@
 // One kernel for the attention: its stages of keys and values (16 rows of
 // 32 + 8), the queries' scores and the weights by the values on the tensor
 // cores (the values' fragments by transposed ldmatrix), each row's maximum
-// and sum across its four lanes.
+// and sum across its four lanes, the weights by the fast exp.
 // GPU-LABEL: gpu.func @attend_{{[0-9]+}}_attention
 // GPU-SAME: workgroup(%{{.*}} : memref<640xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<640xbf16, #gpu.address_space<workgroup>>)
 // GPU: scf.for
 // GPU: gpu.barrier
 // GPU: nvgpu.mma.sync
 // GPU: gpu.shuffle xor
-// GPU: math.exp
+// GPU: math.exp {{.*}} fastmath<afn>
 // GPU: nvgpu.ldmatrix {{.*}}transpose = true
 // GPU: nvgpu.mma.sync
 // GPU: scf.yield
