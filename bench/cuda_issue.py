@@ -147,10 +147,10 @@ def innermost_loops(sass, kernel):
     """The innermost loops of `kernel` in nvdisasm's output (a branch back to a label above
     it closes one), each as (its instructions' opcodes without predicates, the instructions
     on its shortest path from its head to its back branch: every branch inside it taking
-    the shorter way, which for these kernels is the common one: an aligned buffer's vector
-    copies, not their element-by-element fallbacks; a step of attention whose keys need no
-    mask and whose rows keep their maximum; the opcodes of the nearest loop around it but
-    its own, or none)."""
+    the shorter way, which for these kernels is the common one: a step of attention whose
+    keys need no mask and whose rows keep their maximum; but an aligned buffer's vector
+    copies, not their element-by-element fallbacks, whatever their lengths; the opcodes of
+    the nearest loop around it but its own, or none)."""
     section = sass.index(f".text.{kernel}:")
     body = sass[section:sass.find(".section", section + 1)]
     opcodes, targets, labels, loops = [], [], {}, []
@@ -172,6 +172,13 @@ def innermost_loops(sass, kernel):
     innermost = [(a, b) for a, b in loops
                  if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)]
     result = []
+    # A path's length counts an element-by-element global load (the fallback of a 16-byte
+    # copy, LDG.E.U16 and the like) as far longer than any loop, so that the path taken is
+    # the vector copies' even where the fallback has fewer instructions.
+    def cost(i):
+        return 1 << 20 if opcodes[i].startswith("LDG") and ".128" not in opcodes[i] and \
+            ".64" not in opcodes[i] else 1
+
     for a, b in innermost:
         # The nearest loop around it, if any: its instructions but the inner loop's.
         around = [(c, d) for c, d in loops if c <= a and b <= d and (c, d) != (a, b)]
@@ -179,7 +186,7 @@ def innermost_loops(sass, kernel):
         outside = ([op for i, op in enumerate(opcodes[outer[0]:outer[1] + 1], outer[0])
                     if not a <= i <= b] if outer else [])
         # Shortest path: branches inside the loop go forward, so one pass in order.
-        distance = {a: 1}
+        distance, length = {a: cost(a)}, {a: 1}
         for i in range(a, b):
             if i not in distance:
                 continue
@@ -190,9 +197,9 @@ def innermost_loops(sass, kernel):
             if label is not None and a < labels.get(label, -1) <= b:
                 following.append(labels[label])
             for j in following:
-                if j <= b and distance.get(j, 1 << 30) > distance[i] + 1:
-                    distance[j] = distance[i] + 1
-        result.append((opcodes[a:b + 1], distance.get(b, b - a + 1), outside))
+                if j <= b and distance.get(j, 1 << 62) > distance[i] + cost(j):
+                    distance[j], length[j] = distance[i] + cost(j), length[i] + 1
+        result.append((opcodes[a:b + 1], length.get(b, b - a + 1), outside))
     return result
 
 
@@ -269,7 +276,10 @@ def attention_estimate(build, config, tokens, max_seq, cache):
     loops = [found for found in innermost_loops(sass, kernel) if count(found[0], "HMMA")]
     if not loops:
         sys.exit(f"no key-step loop found in {kernel}")
-    loop, shortest, _ = max(loops, key=lambda l: count(l[0], "HMMA"))
+    # The loop that runs: where the copies' form is a loop of its own (LLVM unswitches the
+    # loop on the buffers' alignment), the one with 16-byte loads.
+    loop, shortest, _ = max(loops, key=lambda l: (count(l[0], "HMMA"),
+                                                  count(l[0], "LDG.E.128")))
     warps = threads // 32
     # Query tile q sees keys up to 64 (q + 1): that many steps of 16 (causal, from 0).
     tiles = math.ceil(tokens / QUERY_TILE)
