@@ -12,22 +12,24 @@
 //     if c < kLeastScanScale: s = c s, c = 1
 //     s     = s + k_t (delta / c)
 //
-// with active = t < lengths[b]: the lowering of DeltaRule.cpp (where the
-// state itself is decayed, s = decay s + k_t delta), the same sums in
-// another order (each lane's part in two chains of fused multiply-adds, so
-// that a token waits on half as many). Tokens go two an iteration, each
-// read a token ahead; the iterations whose reads are all inside the prompt
-// first, then the last one or two tokens. k_t . q_t is the same for every
-// column of a head: where a block's columns are all of one row and head
+// with active = t < lengths[b] (with a window, below, the loops stop at
+// lengths[b] and the tokens after it output zeros): the lowering of
+// DeltaRule.cpp (where the state itself is decayed, s = decay s + k_t
+// delta), the same sums in another order (each lane's part in two chains of
+// fused multiply-adds, so that a token waits on half as many). Tokens go two an
+// iteration, each read a token ahead; the iterations whose reads are all inside
+// the prompt first, then the last one or two tokens. k_t . q_t is the same for
+// every column of a head: where a block's columns are all of one row and head
 // (the CUDA target's tiles), its groups of lanes sum it once a token for a
 // window of tokens into workgroup memory, between two barriers, and the
 // columns read it from there. Every lane runs every shuffle: the groups
 // step through the columns alike (a group past the last computes the last
 // again and stores nothing), and elements past the key size are zeros.
-// At full size (K = V = 128) a token is 112 SASS instructions a warp of 4
-// columns where the scale stays, and 2.8 more for its window's products
-// (bench/cuda_issue.py; 142 where each column summed k_t . q_t and a decay
-// multiplied the rows), where a column a warp took 153 a column.
+// At full size (K = V = 128) a token is 106 SASS instructions a warp of 4
+// columns where the scale stays, and 2.75 more for its window's products
+// (bench/cuda_issue.py; 142 where each column summed k_t . q_t, a decay
+// multiplied the rows and each token tested the row's length), where a
+// column a warp took 153 a column.
 //
 //===----------------------------------------------------------------------===//
 
@@ -237,6 +239,15 @@ void ScanBuilder::buildColumns(int64_t width) {
   Value length = arith::IndexCastOp::create(
       b, loc, b.getIndexType(),
       memref::LoadOp::create(b, loc, op.getLengths(), ValueRange{row}));
+  // The tokens the loops run: with a window, where the block's columns are
+  // of one row, the row's length (the tokens after it only output zeros),
+  // so that a token needs no test of it; otherwise every token, each tested
+  // (a warp's groups may be of rows of different lengths, and their
+  // shuffles must run alike).
+  Value scanned = tokens;
+  if (window)
+    scanned = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, length, ix.constant(0)), tokens);
 
   // What the scan reads of token t: the lane's rows of its key and query,
   // its column's value, beta and gate; zeros where `inside` is false (null:
@@ -274,27 +285,32 @@ void ScanBuilder::buildColumns(int64_t width) {
                      .getResult()
                : sums[2];
 
-    Value active =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t, length);
+    // Whether the token changes the state (null: it does).
+    Value active = window ? Value()
+                          : arith::CmpIOp::create(
+                                b, loc, arith::CmpIPredicate::slt, t, length)
+                                .getResult();
     Value stored = ix.both(firstLane, owned);
     if (inside) {
-      active = ix.both(active, inside);
+      active = active ? ix.both(active, inside) : inside;
       stored = ix.both(stored, inside);
     }
+    auto where = [&](Value value, double otherwise) -> Value {
+      return active ? arith::SelectOp::create(b, loc, active, value,
+                                              f32Constant(otherwise))
+                          .getResult()
+                    : value;
+    };
     // exp of a gate (at most 0): the fast form (ex2.approx), relative error
     // about 2^-21 there.
-    Value decay = arith::SelectOp::create(
-        b, loc, active,
-        math::ExpOp::create(b, loc, gateT, arith::FastMathFlags::afn),
-        f32Constant(1.0));
+    Value decay = where(
+        math::ExpOp::create(b, loc, gateT, arith::FastMathFlags::afn), 1.0);
     // The state decayed is s times `decayed`; kv and sq were sums of s.
     Value decayed = mul(scale, decay);
-    Value delta = arith::SelectOp::create(
-        b, loc, active,
+    Value delta = where(
         mul(betaT, fma(arith::NegFOp::create(b, loc, decayed), kv, valueT)),
-        f32Constant(0.0));
-    Value out = arith::SelectOp::create(
-        b, loc, active, fma(delta, kq, mul(decayed, sq)), f32Constant(0.0));
+        0.0);
+    Value out = where(fma(delta, kq, mul(decayed, sq)), 0.0);
     storeIf(stored, out, output, ValueRange{row, t, head, col});
     // Where the scale fell below kLeastScanScale, it goes into the rows.
     // It depends on the head's gates only, so the branch is a warp's.
@@ -362,7 +378,7 @@ void ScanBuilder::buildColumns(int64_t width) {
                                  keyInside[j]));
   carried.push_back(f32Constant(1.0));
   Value inside = arith::MaxSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, tokens, ix.constant(2)),
+      b, loc, arith::SubIOp::create(b, loc, scanned, ix.constant(2)),
       ix.constant(0));
   // The first token left: the pairs' tokens (their count rounded up to a
   // pair), then the last one or two.
@@ -398,7 +414,7 @@ void ScanBuilder::buildColumns(int64_t width) {
     SmallVector<Value> s(loop.getRegionIterArgs().take_front(n));
     Value scale = loop.getRegionIterArgs()[n];
     pair(loop.getInductionVar(), SmallVector<Value>(reads), s, scale,
-         arith::SubIOp::create(b, loc, tokens, ix.constant(1)));
+         arith::SubIOp::create(b, loc, scanned, ix.constant(1)));
     s.push_back(scale);
     scf::YieldOp::create(b, loc, s);
     return loop;
@@ -421,7 +437,7 @@ void ScanBuilder::buildColumns(int64_t width) {
     // its first token again, so that the reads carried from one token to
     // the next stay in the pairs' loop (a loop around them that carried
     // them too cost a register move a read).
-    auto windows = scf::ForOp::create(b, loc, ix.constant(0), tokens,
+    auto windows = scf::ForOp::create(b, loc, ix.constant(0), scanned,
                                       ix.constant(size), carried);
     OpBuilder::InsertionGuard windowGuard(b);
     b.setInsertionPointToStart(windows.getBody());
@@ -436,7 +452,7 @@ void ScanBuilder::buildColumns(int64_t width) {
       b.setInsertionPointToStart(passes.getBody());
       Value slot = ix.add(group, passes.getInductionVar());
       Value token = ix.add(windowStart, slot);
-      Value present = ix.below(token, tokens);
+      Value present = ix.below(token, scanned);
       SmallVector<Value> keyRowsT, queryRowsT;
       loadRows(key, row, token, head, present, width, keyRowsT);
       loadRows(query, row, token, head, present, width, queryRowsT);
@@ -455,12 +471,18 @@ void ScanBuilder::buildColumns(int64_t width) {
     // whole number of pairs), whose products the buffer still holds.
     b.setInsertionPointAfter(windows);
     Value lastToken = arith::SubIOp::create(
-        b, loc, arith::MaxUIOp::create(b, loc, tokens, ix.constant(1)),
+        b, loc, arith::MaxUIOp::create(b, loc, scanned, ix.constant(1)),
         ix.constant(1));
     windowStart = ix.mul(
         arith::DivUIOp::create(b, loc, lastToken, ix.constant(size)), size);
-    rest = last(done, tokens, windows.getResults(),
-                loadToken(done, ix.below(done, tokens)));
+    rest = last(done, scanned, windows.getResults(),
+                loadToken(done, ix.below(done, scanned)));
+    // The row's tokens past its length: zeros.
+    auto zeros = scf::ForOp::create(b, loc, scanned, tokens, ix.constant(1));
+    OpBuilder::InsertionGuard zeroGuard(b);
+    b.setInsertionPointToStart(zeros.getBody());
+    storeIf(ix.both(firstLane, owned), f32Constant(0.0), output,
+            ValueRange{row, zeros.getInductionVar(), head, col});
   }
 
   for (int64_t j = 0; j < n; ++j)
