@@ -12,10 +12,11 @@ bf16 queries of a run-time count, the cache's keys and values, with lengths), as
 with the toolkit's ptxas for sm_90a, disassembles the cubin with NVIDIA's nvdisasm (PyPI's
 `nvidia-cuda-nvdisasm`, fetched once into --cache) and counts the SASS instructions of the
 kernel's loop: the scan's token loop (each token stores its output once, STG; a token's
-shuffles, 2 sums a butterfly stage, give the lanes a column has; its shortest path, which skips
-the rare rescaling of the state's rows), attention's key-step loop
-(the innermost loop with mma.sync, HMMA; 16 keys a step, its element-by-element fallbacks for
-unaligned buffers counted too: an upper bound there). From those, the blocks a multiprocessor
+shuffles, 2 sums a butterfly stage where a window holds the key-query products, 3 where each
+column sums them, give the lanes a column has; its shortest path, which skips the rare
+rescaling of the state's rows), attention's key-step loop (the innermost loop with mma.sync,
+HMMA; 16 keys a step; its shortest path through the 16-byte copies, not their
+element-by-element fallbacks for unaligned buffers). From those, the blocks a multiprocessor
 runs at once and 4 warp schedulers a multiprocessor issuing one instruction a cycle each, the
 cycles a multiprocessor spends: a floor on the kernel's time (latencies not hidden add to it),
 at the H200's boost clock, for a prompt of N tokens at position 0 and every layer.
@@ -41,7 +42,6 @@ SCHEDULERS = 4  # warp schedulers a multiprocessor, one instruction a cycle each
 REGISTERS = 65536  # a multiprocessor's
 THREADS = 2048  # the most a multiprocessor holds
 NVDISASM = "nvidia-cuda-nvdisasm==13.5.37"
-SHUFFLED_SUMS = 2  # a scan token's sums the lanes of a column combine (kv, sq; k . q is the block's)
 QUERY_TILE = 64  # attention: queries a block (TensorCoreAttention.h)
 KEY_STEP = 16  # attention: keys a step
 
@@ -238,7 +238,10 @@ def scan_estimate(build, config, tokens, cache):
     window_tokens = smem // 4 if count(outside, "BAR") and smem else 0
     window_cost = len(outside) / window_tokens if window_tokens else 0
     per_token = shortest / tokens_a_loop + window_cost
-    lanes = 2 ** (count(loop, "SHFL") // (SHUFFLED_SUMS * tokens_a_loop))
+    # A token's sums the lanes of a column combine: kv and sq, and k . q where no window
+    # holds it.
+    shuffled_sums = 2 if window_tokens else 3
+    lanes = 2 ** (count(loop, "SHFL") // (shuffled_sums * tokens_a_loop))
     warp_columns = 32 // lanes
     block_columns = min(threads // lanes, columns)
     blocks = heads * math.ceil(columns / block_columns)

@@ -423,9 +423,9 @@ void ScanBuilder::buildColumns(int64_t width) {
   scf::ForOp rest;
   if (!window) {
     llvm::append_range(
-        carried, loadToken(ix.constant(0), ix.below(ix.constant(0), tokens)));
+        carried, loadToken(ix.constant(0), ix.below(ix.constant(0), scanned)));
     scf::ForOp scan = pairs(ix.constant(0), inside, carried);
-    rest = last(done, tokens, scan.getResults().take_front(n + 1),
+    rest = last(done, scanned, scan.getResults().take_front(n + 1),
                 scan.getResults().drop_front(n + 1));
   } else {
     // Windows of tokens: the block's threads first compute the window's

@@ -48,8 +48,9 @@ inline constexpr double kLeastScanScale = 0x1p-64;
 
 /// Passes of a block's groups of lanes over a window of tokens: a window
 /// is kScanWindowPasses tokens a group (64 at 256 threads). At full size
-/// a window's products cost 2.8 instructions a token and warp at 2 passes
-/// and 3.9 at 1; at 4, ptxas took 255 registers and the token loop 7% more.
+/// (measured before the loops stopped at the row's length) a window's
+/// products cost 2.8 instructions a token and warp at 2 passes and 3.9 at
+/// 1; at 4, ptxas took 255 registers and the token loop 7% more.
 inline constexpr int64_t kScanWindowPasses = 2;
 
 /// The workgroup buffer of a window's products k_t . q_t for `op` (a block's
