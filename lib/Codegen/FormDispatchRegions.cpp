@@ -12,6 +12,7 @@
 
 #include "linnet/Codegen/LoweringConfig.h"
 #include "linnet/Codegen/Passes.h"
+#include "linnet/Codegen/RowGather.h"
 #include "linnet/Codegen/ShapeBounds.h"
 #include "linnet/Codegen/SliceOfView.h"
 #include "linnet/Codegen/UniformValue.h"
@@ -175,8 +176,21 @@ collectFusibleProducers(linalg::LinalgOp root, bool fuseReductions,
 }
 
 /// Erases operations left without users after fusion, producers first made
-/// dead by their consumers' removal.
+/// dead by their consumers' removal. A size read of such an op's result (a
+/// region's bound, taken of the input it fused) reads the size of the
+/// destination it writes instead.
 void eraseDeadOps(RewriterBase &rewriter, ArrayRef<Operation *> ops) {
+  for (Operation *op : ops) {
+    auto destination = dyn_cast<DestinationStyleOpInterface>(op);
+    if (!destination)
+      continue;
+    for (OpResult result : op->getResults())
+      for (OpOperand &use : llvm::make_early_inc_range(result.getUses()))
+        if (auto dim = dyn_cast<tensor::DimOp>(use.getOwner()))
+          rewriter.modifyOpInPlace(dim, [&] {
+            use.set(destination.getTiedOpOperand(result)->get());
+          });
+  }
   SmallVector<Operation *> pending(ops.begin(), ops.end());
   bool changed = true;
   while (changed) {
@@ -357,9 +371,26 @@ bool keptInRegisters(tensor::ExtractSliceOp slice, linalg::LinalgOp producer) {
          llvm::count_if(reader->getOperands(), ofMarked) == 1;
 }
 
+/// Whether the tile `slice` takes of `producer` is read only as an input of
+/// products kept in registers and `producer` gathers rows (RowGather.h): a
+/// tensor-core product then stages its tile's rows from the gather's
+/// source itself, and the tile is never held whole (a prompt's routed
+/// experts' input rows, sorted by expert: no 384 MiB copy a layer at 8k
+/// tokens).
+bool stagedByProducts(tensor::ExtractSliceOp slice, linalg::LinalgOp producer) {
+  return !slice->use_empty() && linnet::codegen::matchRowGather(producer) &&
+         llvm::all_of(slice->getUses(), [](OpOperand &use) {
+           auto product = dyn_cast<linalg::LinalgOp>(use.getOwner());
+           return product &&
+                  product->hasAttr(linnet::codegen::kResultInRegistersName) &&
+                  product.isDpsInput(&use);
+         });
+}
+
 /// Whether the tile `slice` takes of `result` (a fusible producer's) may be
 /// computed in the region around it: within `maxFusedTileBytes` (unless
-/// it stays in registers, keptInRegisters), and for a
+/// it stays in registers, keptInRegisters, or products stage it,
+/// stagedByProducts), and for a
 /// reduction (with `fuseReductions`) neither computed again too often nor
 /// wider than the producer's own tile, unless `widenSmall` (the region
 /// reads a weight, a static product's) and it is small: a gated norm's sums
@@ -376,6 +407,7 @@ bool admitsTile(tensor::ExtractSliceOp slice, OpResult result,
   if (maxFusedTileBytes > 0 || reduction)
     elements = boundedElementCount(slice.getResult());
   return (keptInRegisters(slice, producer) ||
+          stagedByProducts(slice, producer) ||
           !exceedsTileBytes(slice, elements, maxFusedTileBytes)) &&
          !(reduction && (recomputesTooMuch(slice, elements, producer) ||
                          (!(widenSmall && isSmallToComputeAgain(producer)) &&
@@ -598,11 +630,16 @@ void fuseIntoFormedRegions(RewriterBase &rewriter, func::FuncOp func,
 
 /// Tiles `root` with an `scf.forall` and fuses its region's producers (a
 /// linalg root's only: the special ops' operands come in whole; a
-/// contraction's only its accumulator's, as a tensor-core product reads its
-/// inputs from memory). With `throughReshapes` a contraction of static
-/// loops (a decode GEMV) takes in its input's producers as any root does,
-/// and a region of a static grid whose root takes in its inputs then takes
-/// in the producers of its slices of reshapes and slices too.
+/// contraction's its accumulator's, and its inputs' only where no two of its
+/// tiles read the same part of them, in tiles of a bound, and it is no
+/// product kept in registers:
+/// a tensor-core product reads its inputs from memory, and one whose tiles
+/// share an input's part would compute it again in each: the weighted sum of
+/// a prompt's routed experts takes in the gather of their rows back into slot
+/// order). With `throughReshapes` a contraction of static loops (a decode
+/// GEMV) takes in its input's producers as any root does, and a region of a
+/// static grid whose root takes in its inputs then takes in the producers
+/// of its slices of reshapes and slices too.
 LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
                                  ArrayRef<int64_t> threadSizes,
                                  bool fuseReductions, bool mapToBlocks,
@@ -616,10 +653,20 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
   bool takesInputs =
       linalgRoot &&
       (!rootIsProduct || (throughReshapes && hasStaticLoops(linalgRoot)));
+  // A product's inputs' producers at slices no two tiles read alike.
+  bool takesUnsharedInputs =
+      linalgRoot && !takesInputs &&
+      !linalgRoot->hasAttr(linnet::codegen::kResultInRegistersName);
   if (linalgRoot)
     fusible = collectFusibleProducers(linalgRoot, fuseReductions,
-                                      /*accumulatorOnly=*/!takesInputs,
+                                      /*accumulatorOnly=*/!takesInputs &&
+                                          !takesUnsharedInputs,
                                       tileableProducers);
+  llvm::SmallPtrSet<Operation *, 2> accumulators;
+  if (takesUnsharedInputs)
+    for (Value init : linalgRoot.getDpsInits())
+      if (Operation *producer = init.getDefiningOp())
+        accumulators.insert(producer);
   bool intoRegion = throughReshapes && takesInputs;
 
   scf::SCFTilingOptions tiling;
@@ -641,6 +688,10 @@ LogicalResult formDispatchRegion(RewriterBase &rewriter, TilingInterface root,
       [&](tensor::ExtractSliceOp slice, OpResult producer,
           bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
         Operation *owner = producer.getOwner();
+        if (takesUnsharedInputs && !accumulators.contains(owner) &&
+            (tilesReadingAlike(slice) != std::optional<int64_t>(1) ||
+             !boundedElementCount(slice.getResult())))
+          return std::nullopt;
         if (!fusible.contains(owner) ||
             !(isa<linalg::LinalgOp>(owner)
                   ? admitsTile(slice, producer, fuseReductions,

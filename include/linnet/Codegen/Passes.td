@@ -209,6 +209,47 @@ def LinnetCodegenParallelScatters
                            "mlir::tensor::TensorDialect"];
 }
 
+def LinnetCodegenSliceProducers
+    : Pass<"linnet-codegen-slice-producers", "mlir::func::FuncOp"> {
+  let summary = "Compute each slice of a gather that its readers only slice "
+                "as an op of its own";
+  let description = [{
+    A gather (a linalg op of parallel loops only whose body extracts
+    elements of a tensor) whose every reader in its block takes a
+    `tensor.extract_slice` of its result becomes one op a slice, each
+    computing that slice alone (its tile by the op's TilingInterface, as
+    fusion computes a producer's tile). What reads a slice then reads an op:
+    the split of a prompt's routed gate and up products into halves no
+    longer stands between their gather back into slot order and the SiLU
+    product that reads both, so that dispatch regions fuse the gathers into
+    its region. Other ops keep their slices, which regions read through
+    where they may.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def LinnetCodegenVersionTails
+    : Pass<"linnet-codegen-version-tails", "mlir::func::FuncOp"> {
+  let summary = "Give the rest of a block both forms of a run-time choice";
+  let description = [{
+    A lowering that chooses between two forms of an op at run time (a
+    routed product's grouped or per-slot form, by its slot count) marks its
+    `scf.if` `linnet.form_choice`. The ops after such a choice, to its
+    block's terminator, then go into both of its branches (moved into the
+    first, copied into the second), the if yielding what the terminator
+    took, and within each branch the choice's condition becomes the constant
+    it is there. A later choice on the same condition (the mixture of
+    experts' down projection after its gate and up projection) then folds,
+    and what reads a form's result (the activation between the two
+    products, the weighted sum of the slots) is in the same block as it,
+    where dispatch regions fuse it and CSE shares the two products' sort.
+    A choice whose condition is a constant is left to the canonicalizer.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def LinnetCodegenDropInPlaceResults
     : Pass<"linnet-codegen-drop-in-place-results", "mlir::ModuleOp"> {
   let summary = "Drop results that are their function's own arguments, "

@@ -908,6 +908,9 @@ struct ExpertMatmulLowering : OpRewritePattern<ExpertMatmulOp> {
           [&](OpBuilder &b, Location l) {
             scf::YieldOp::create(b, l, lower(b, l, false));
           });
+      // What reads the product may take both forms with it (Codegen's
+      // VersionTails.cpp).
+      choice->setAttr(kFormChoiceName, rewriter.getUnitAttr());
       result = choice.getResult(0);
     }
     rewriter.replaceOp(op, result);

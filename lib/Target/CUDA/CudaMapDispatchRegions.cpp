@@ -207,9 +207,11 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
   // memory (WarpScan.h).
   for (linnet::DeltaRuleOp scan : scans) {
     Location loc = scan.getLoc();
-    Value window;
-    if (MemRefType type = linnet::scanWindowType(scan, threadsPerBlock))
-      window = launch.addWorkgroupAttribution(type, loc);
+    MemRefType windowType = linnet::scanWindowType(scan, threadsPerBlock);
+    if (!windowType)
+      return scan.emitOpError(
+          "is kept for the warp scan but its tile is not of one row and head");
+    Value window = launch.addWorkgroupAttribution(windowType, loc);
     rewriter.setInsertionPointAfter(scan);
     gpu::BarrierOp::create(rewriter, loc);
     if (failed(linnet::lowerDeltaRuleToWarps(rewriter, scan, thread,
@@ -236,15 +238,22 @@ LogicalResult distributeOverThreads(RewriterBase &rewriter,
   SmallVector<linalg::LinalgOp> ops;
   launch.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
   // The starts and consumers of products whose sums go straight from the
-  // accumulators (lowered with the product).
+  // accumulators, and the gathers products stage (lowered with the
+  // product).
   // The layouts of its tensor-core products, whose stages it sizes.
   llvm::DenseMap<Operation *, linnet::TensorCoreEpilogue> epilogues;
   llvm::SmallPtrSet<Operation *, 4> inEpilogues;
   SmallVector<linnet::TensorCoreLayout> layouts;
   for (linalg::LinalgOp op : ops) {
     if (std::optional<linnet::TensorCoreMatmul> matmul =
-            linnet::matchTensorCoreMatmul(op, threadsPerBlock))
+            linnet::matchTensorCoreMatmul(op, threadsPerBlock)) {
       layouts.push_back(linnet::tensorCoreLayout(op, *matmul, threadsPerBlock));
+      // A gather of rows the product stages itself is lowered with it.
+      for (OpOperand *input : op.getDpsInputOperands())
+        if (std::optional<linnet::TensorCoreStagedGather> gather =
+                linnet::matchTensorCoreStagedGather(op, *input))
+          inEpilogues.insert(gather->op);
+    }
     if (std::optional<linnet::TensorCoreEpilogue> epilogue =
             tensorCoreEpilogue(op, threadsPerBlock)) {
       epilogues[op] = *epilogue;
@@ -349,13 +358,17 @@ FailureOr<SmallVector<TileBuffer>> collectAllocations(Operation *body,
   WalkResult result = body->walk([&](Operation *op) {
     if (!isa<memref::AllocOp, memref::AllocaOp>(op))
       return WalkResult::advance();
-    // A product's sums that go through their consumer from registers.
-    if (llvm::any_of(op->getUsers(), [&](Operation *user) {
-          auto product = dyn_cast<linalg::LinalgOp>(user);
-          return product && product.getNumDpsInits() == 1 &&
-                 product.getDpsInitOperand(0)->get() == op->getResult(0) &&
-                 tensorCoreEpilogue(product, threadsPerBlock);
-        }))
+    // A product's sums that go through their consumer from registers, and
+    // the rows of a product's input it stages from where they lie.
+    if (llvm::any_of(op->getUsers(),
+                     [&](Operation *user) {
+                       auto product = dyn_cast<linalg::LinalgOp>(user);
+                       return product && product.getNumDpsInits() == 1 &&
+                              product.getDpsInitOperand(0)->get() ==
+                                  op->getResult(0) &&
+                              tensorCoreEpilogue(product, threadsPerBlock);
+                     }) ||
+        linnet::isStagedGatherBuffer(op->getResult(0), threadsPerBlock))
       return WalkResult::advance();
     auto type = cast<MemRefType>(op->getResult(0).getType());
     std::optional<int64_t> elements;

@@ -138,6 +138,14 @@ void addLinalgStage(OpPassManager &pm, const CudaPipelineOptions &options) {
   lowering.attentionPromptKeyBlock = options.attentionPromptKeyBlock;
   funcPm.addPass(createLinnetLowerToLinalg(lowering));
   addCleanup(funcPm);
+  // What reads a prompt's routed products takes their forms with them: the
+  // gathers back into slot order fuse with their readers, the down
+  // projection's choice folds and its sort is the gate and up projection's.
+  funcPm.addPass(createLinnetCodegenVersionTails());
+  // A split of the gate and up products gathered back: each half its own
+  // gather, which the SiLU product's region takes in.
+  funcPm.addPass(createLinnetCodegenSliceProducers());
+  addCleanup(funcPm);
   // Their reshapes of unit axes (a mixture of experts' sum back to [B, S,
   // H]) are read through as the model's were.
   funcPm.addPass(createLinnetCudaFoldKeepdimReshapes());

@@ -219,7 +219,121 @@ bool touchedBetween(Operation *first, Operation *last, ArrayRef<Value> reads,
   return false;
 }
 
+/// Builds, at `b`, what the staged gather `gather` computes at its loop
+/// indices `ivs`: the row's element, or `width` elements from it along the
+/// last loop as a vector (0: one element). Its body is cloned, the read
+/// made a vector load where `width` is set, the zero it yields off the
+/// gathered rows a vector of zeros.
+Value gatheredElements(OpBuilder &b, Location loc,
+                       TensorCoreStagedGather gather, ArrayRef<Value> ivs,
+                       int64_t width) {
+  linalg::LinalgOp op = gather.op;
+  Block *body = op.getBlock();
+  IRMapping mapping;
+  for (OpOperand *input : op.getDpsInputOperands())
+    mapping.map(op.getMatchingBlockArgument(input),
+                memref::LoadOp::create(
+                    b, loc, input->get(),
+                    indicesAt(b, loc, op.getMatchingIndexingMap(input), ivs)));
+  Operation *read = gather.rows.read;
+  Type element = read->getResult(0).getType();
+  Value value;
+  for (Operation &nested : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(nested)) {
+      mapping.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    if (&nested == read) {
+      SmallVector<Value> indices;
+      for (Value operand : read->getOperands().drop_front())
+        indices.push_back(mapping.lookupOrDefault(operand));
+      value = width
+                  ? vector::LoadOp::create(
+                        b, loc, VectorType::get({width}, element),
+                        gather.rows.source, indices,
+                        /*nontemporal=*/false, llvm::MaybeAlign(kVectorBytes))
+                        .getResult()
+                  : memref::LoadOp::create(b, loc, gather.rows.source, indices)
+                        .getResult();
+      continue;
+    }
+    // The select of the element or zero is rebuilt below.
+    if (gather.rows.condition && nested.getNumResults() == 1 &&
+        nested.getResult(0) == body->getTerminator()->getOperand(0))
+      continue;
+    b.clone(nested, mapping);
+  }
+  if (!gather.rows.condition)
+    return value;
+  Type type = width ? Type(VectorType::get({width}, element)) : element;
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+  return arith::SelectOp::create(
+      b, loc, mapping.lookupOrDefault(gather.rows.condition), value, zero);
+}
+
+/// Erases `buffer`, an allocation no op reads or writes any more: its sizes
+/// (loop ranges read them) become the allocation's, its deallocation goes.
+void eraseAllocation(RewriterBase &rewriter, Value buffer) {
+  Operation *allocation = buffer.getDefiningOp();
+  auto type = cast<MemRefType>(buffer.getType());
+  for (Operation *user : llvm::make_early_inc_range(buffer.getUsers())) {
+    auto dim = dyn_cast<memref::DimOp>(user);
+    std::optional<int64_t> axis = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!axis) {
+      rewriter.eraseOp(user);
+      continue;
+    }
+    rewriter.setInsertionPoint(dim);
+    if (type.isDynamicDim(*axis))
+      rewriter.replaceOp(
+          dim, allocation->getOperand(type.getDynamicDimIndex(*axis)));
+    else
+      rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(
+          dim, type.getDimSize(*axis));
+  }
+  rewriter.eraseOp(allocation);
+}
+
 } // namespace
+
+std::optional<TensorCoreStagedGather>
+matchTensorCoreStagedGather(linalg::LinalgOp product, OpOperand &input) {
+  Value buffer = input.get();
+  auto allocation = buffer.getDefiningOp<memref::AllocOp>();
+  if (!allocation)
+    return std::nullopt;
+  linalg::LinalgOp writer;
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<memref::DeallocOp>(user) || &use == &input)
+      continue;
+    auto linalgUser = dyn_cast<linalg::LinalgOp>(user);
+    if (writer || !linalgUser || !linalgUser.isDpsInit(&use))
+      return std::nullopt;
+    writer = linalgUser;
+  }
+  if (!writer || writer->getBlock() != product->getBlock() ||
+      !writer->isBeforeInBlock(product))
+    return std::nullopt;
+  std::optional<codegen::RowGather> rows = codegen::matchRowGather(writer);
+  if (!rows)
+    return std::nullopt;
+  SmallVector<Value> reads = {rows->source};
+  for (OpOperand *gathered : writer.getDpsInputOperands())
+    reads.push_back(gathered->get());
+  if (touchedBetween(writer, product, reads, {}))
+    return std::nullopt;
+  return TensorCoreStagedGather{writer, *rows};
+}
+
+bool isStagedGatherBuffer(Value buffer, int64_t threadsPerBlock) {
+  return llvm::any_of(buffer.getUses(), [&](OpOperand &use) {
+    auto product = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    return product && product.isDpsInput(&use) &&
+           matchTensorCoreMatmul(product, threadsPerBlock) &&
+           matchTensorCoreStagedGather(product, use);
+  });
+}
 
 std::optional<TensorCoreEpilogue>
 matchTensorCoreEpilogue(linalg::LinalgOp product) {
@@ -502,13 +616,22 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
   // Whether each input is read as 16-byte vectors: contiguous along the
   // depth (known here) and aligned (known at run time).
   constexpr int64_t kChunk = kStageChunk;
+  // An input a gather of rows writes is staged from the gather's source
+  // (contiguous along the depth where the input is and the source's rows
+  // are).
   Value asVectors[2];
   OpOperand *sides[2] = {&lhs, &rhs};
-  for (unsigned side = 0; side < 2; ++side)
+  std::optional<TensorCoreStagedGather> staged[2];
+  for (unsigned side = 0; side < 2; ++side) {
+    staged[side] = matchTensorCoreStagedGather(op, *sides[side]);
+    Value read = staged[side] ? staged[side]->rows.source : sides[side]->get();
+    bool contiguous =
+        readsContiguously(op, *sides[side], matmul.k) &&
+        (!staged[side] || hasUnitLastStride(cast<MemRefType>(read.getType())));
     asVectors[side] =
-        readsContiguously(op, *sides[side], matmul.k)
-            ? alignedForVectors(b, loc, sides[side]->get())
-            : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
+        contiguous ? alignedForVectors(b, loc, read)
+                   : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
+  }
 
   // The block tiles: every other parallel loop's index, then a 64-row and
   // a column index; all of a block's threads run each alike.
@@ -645,12 +768,16 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
         rowInside,
         index.below(index.add(ivs[matmul.k], index.constant(kChunk - 1)),
                     depth));
+    const std::optional<TensorCoreStagedGather> &gather = staged[chunk.side];
+    AffineMap map = op.getMatchingIndexingMap(&operand);
     return loadStageChunk(
         b, loc, index.both(whole, asVectors[chunk.side]),
         [&](OpBuilder &, Location at) -> Value {
+          if (gather)
+            return gatheredElements(b, at, *gather, indicesAt(b, at, map, ivs),
+                                    kChunk);
           return vector::LoadOp::create(
-              b, at, chunkType, operand.get(),
-              indicesAt(b, at, op.getMatchingIndexingMap(&operand), ivs),
+              b, at, chunkType, operand.get(), indicesAt(b, at, map, ivs),
               /*nontemporal=*/false, llvm::MaybeAlign(kVectorBytes));
         },
         [&](OpBuilder &, Location at, int64_t e) {
@@ -658,7 +785,25 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
           elementIvs[matmul.k] = index.add(ivs[matmul.k], index.constant(e));
           Value inside =
               index.both(rowInside, index.below(elementIvs[matmul.k], depth));
-          return loadOrZero(b, at, op, operand, elementIvs, inside);
+          if (!gather)
+            return loadOrZero(b, at, op, operand, elementIvs, inside);
+          return scf::IfOp::create(
+                     b, at, inside,
+                     [&](OpBuilder &, Location in) {
+                       scf::YieldOp::create(
+                           b, in,
+                           gatheredElements(b, in, *gather,
+                                            indicesAt(b, in, map, elementIvs),
+                                            0));
+                     },
+                     [&](OpBuilder &, Location in) {
+                       scf::YieldOp::create(
+                           b, in,
+                           arith::ConstantOp::create(
+                               b, in, b.getZeroAttr(b.getBF16Type()))
+                               .getResult());
+                     })
+              .getResult(0);
         });
   };
   auto storeChunk = [&](const Chunk &chunk, Value elements) {
@@ -765,33 +910,24 @@ lowerToTensorCores(RewriterBase &rewriter, linalg::LinalgOp op,
               scf::YieldOp::create(then, at);
             });
       }
+  // The staged gathers are run no more, and their buffers read no more.
+  SmallVector<Value> stagedBuffers;
+  for (std::optional<TensorCoreStagedGather> &gather : staged) {
+    if (!gather)
+      continue;
+    stagedBuffers.push_back(gather->op.getDpsInitOperand(0)->get());
+    rewriter.eraseOp(gather->op);
+  }
+  Value tile = out.get();
   if (epilogue) {
-    Value tile = out.get();
     rewriter.eraseOp(epilogue->consumer);
     rewriter.eraseOp(epilogue->start);
-    rewriter.eraseOp(op);
-    // Its sizes (the loop ranges read them) are the allocation's.
-    Operation *allocation = tile.getDefiningOp();
-    for (Operation *user : llvm::make_early_inc_range(tile.getUsers())) {
-      auto dim = dyn_cast<memref::DimOp>(user);
-      std::optional<int64_t> axis = dim ? dim.getConstantIndex() : std::nullopt;
-      if (!axis) {
-        rewriter.eraseOp(user);
-        continue;
-      }
-      auto type = cast<MemRefType>(tile.getType());
-      rewriter.setInsertionPoint(dim);
-      if (type.isDynamicDim(*axis))
-        rewriter.replaceOp(
-            dim, allocation->getOperand(type.getDynamicDimIndex(*axis)));
-      else
-        rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(
-            dim, type.getDimSize(*axis));
-    }
-    rewriter.eraseOp(allocation);
-    return success();
   }
   rewriter.eraseOp(op);
+  if (epilogue)
+    eraseAllocation(rewriter, tile);
+  for (Value buffer : stagedBuffers)
+    eraseAllocation(rewriter, buffer);
   return success();
 }
 

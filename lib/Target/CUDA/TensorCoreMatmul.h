@@ -15,6 +15,8 @@
 #ifndef LINNET_LIB_TARGET_CUDA_TENSORCOREMATMUL_H
 #define LINNET_LIB_TARGET_CUDA_TENSORCOREMATMUL_H
 
+#include "linnet/Codegen/RowGather.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -125,6 +127,27 @@ struct TensorCoreEpilogue {
 std::optional<TensorCoreEpilogue>
 matchTensorCoreEpilogue(mlir::linalg::LinalgOp product);
 
+/// An input of a tensor-core product (on buffers) that only `op`, a gather
+/// of rows (codegen::RowGather) before it in its block, writes, with
+/// nothing between them writing what the gather reads, and that only the
+/// product reads: the product stages each row of its tile from the gather's
+/// source, and neither the gather nor its buffer is left (a prompt's routed
+/// experts' rows, read from the tokens' rows as they lie).
+struct TensorCoreStagedGather {
+  mlir::linalg::LinalgOp op;
+  codegen::RowGather rows;
+};
+
+/// The staged gather of `product`'s input `input`, if it has one.
+std::optional<TensorCoreStagedGather>
+matchTensorCoreStagedGather(mlir::linalg::LinalgOp product,
+                            mlir::OpOperand &input);
+
+/// Whether `buffer` (an allocation) is the buffer of a staged gather of a
+/// tensor-core product of a block of `threadsPerBlock` threads: it is then
+/// never written, and holds no workgroup memory.
+bool isStagedGatherBuffer(mlir::Value buffer, int64_t threadsPerBlock);
+
 /// Elements a thread copies into a stage at once: 16 bytes of bf16.
 inline constexpr int64_t kStageChunk = 8;
 
@@ -167,8 +190,10 @@ mlir::Value bFragmentOf(mlir::OpBuilder &b, mlir::Location loc,
 /// 16 of the depth; a barrier again before the next copy. The sums stay in
 /// registers and are stored once, or, given an `epilogue`, start from its
 /// start's value or source and go through its consumer, which is erased
-/// with the start and the tile. Every thread runs the loops alike, so each
-/// barrier and mma.sync sees whole warps.
+/// with the start and the tile. An input with a staged gather
+/// (matchTensorCoreStagedGather) is staged from the gather's source, row
+/// by row, and the gather and its buffer are erased. Every thread runs the
+/// loops alike, so each barrier and mma.sync sees whole warps.
 mlir::LogicalResult
 lowerToTensorCores(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp op,
                    const TensorCoreMatmul &matmul, mlir::Value thread,

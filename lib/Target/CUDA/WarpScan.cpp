@@ -6,27 +6,26 @@
 //   for t in [0, S):
 //     kv = sum_k s k_t, sq = sum_k s q_t                       (shuffles)
 //     kq = sum_k k_t q_t          (the block's, from a window; shuffles)
-//     c     = c (active ? exp(g_t) : 1)
-//     delta = active ? beta_t (value_t - c kv) : 0
-//     out_t = active ? c sq + delta kq : 0                      (lane 0)
+//     c     = c exp(g_t)
+//     delta = beta_t (value_t - c kv)
+//     out_t = c sq + delta kq                                   (lane 0)
 //     if c < kLeastScanScale: s = c s, c = 1
 //     s     = s + k_t (delta / c)
 //
-// with active = t < lengths[b] (with a window, below, the loops stop at
-// lengths[b] and the tokens after it output zeros): the lowering of
+// for t below lengths[b], and out_t = 0 after it: the lowering of
 // DeltaRule.cpp (where the state itself is decayed, s = decay s + k_t
 // delta), the same sums in another order (each lane's part in two chains of
 // fused multiply-adds, so that a token waits on half as many). Tokens go two an
 // iteration, each read a token ahead; the iterations whose reads are all inside
 // the prompt first, then the last one or two tokens. k_t . q_t is the same for
-// every column of a head: where a block's columns are all of one row and head
-// (the CUDA target's tiles), its groups of lanes sum it once a token for a
-// window of tokens into workgroup memory, between two barriers, and the
-// columns read it from there. Every lane runs every shuffle: the groups
-// step through the columns alike (a group past the last computes the last
-// again and stores nothing), and elements past the key size are zeros.
-// At full size (K = V = 128) a token is 106 SASS instructions a warp of 4
-// columns where the scale stays, and 2.75 more for its window's products
+// every column of a head, and a block's columns are all of one row and head
+// (the CUDA target's tiles; no other is lowered): its groups of lanes sum it
+// once a token for a window of tokens into workgroup memory, between two
+// barriers, and the columns read it from there. Every lane runs every shuffle:
+// the groups step through the columns alike (a group past the last computes the
+// last again and stores nothing), and elements past the key size are zeros. At
+// full size (K = V = 128) a token is 106 SASS instructions a warp of 4 columns
+// where the scale stays, and 2.75 more for its window's products
 // (bench/cuda_issue.py; 142 where each column summed k_t . q_t, a decay
 // multiplied the rows and each token tested the row's length), where a
 // column a warp took 153 a column.
@@ -154,8 +153,7 @@ private:
   IndexBuilder ix;
   DeltaRuleOp op;
   int64_t threadsPerBlock;
-  /// The products k_t . q_t of a window of tokens (workgroup memory), or
-  /// null: each column's lanes then sum them with the state's sums.
+  /// The products k_t . q_t of a window of tokens (workgroup memory).
   Value window;
   int64_t keys = 0, rowsPerLane = 0;
   Value part, group;
@@ -239,15 +237,11 @@ void ScanBuilder::buildColumns(int64_t width) {
   Value length = arith::IndexCastOp::create(
       b, loc, b.getIndexType(),
       memref::LoadOp::create(b, loc, op.getLengths(), ValueRange{row}));
-  // The tokens the loops run: with a window, where the block's columns are
-  // of one row, the row's length (the tokens after it only output zeros),
-  // so that a token needs no test of it; otherwise every token, each tested
-  // (a warp's groups may be of rows of different lengths, and their
-  // shuffles must run alike).
-  Value scanned = tokens;
-  if (window)
-    scanned = arith::MinSIOp::create(
-        b, loc, arith::MaxSIOp::create(b, loc, length, ix.constant(0)), tokens);
+  // The tokens the loops run: the block's columns are of one row, so they
+  // stop at its length (the tokens after it only output zeros) and no token
+  // tests it.
+  Value scanned = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, length, ix.constant(0)), tokens);
 
   // What the scan reads of token t: the lane's rows of its key and query,
   // its column's value, beta and gate; zeros where `inside` is false (null:
@@ -273,30 +267,18 @@ void ScanBuilder::buildColumns(int64_t width) {
     ArrayRef<Value> keyT = read.take_front(n), queryT = read.slice(n, n);
     Value valueT = read[2 * n], betaT = read[2 * n + 1],
           gateT = read[2 * n + 2];
-    SmallVector<Products> factors = {{s, keyT}, {s, queryT}};
-    if (!window)
-      factors.push_back({keyT, queryT});
-    SmallVector<Value> sums = columnSums(factors);
+    SmallVector<Value> sums = columnSums({{s, keyT}, {s, queryT}});
     Value kv = sums[0], sq = sums[1];
-    Value kq =
-        window ? memref::LoadOp::create(
-                     b, loc, window,
-                     ValueRange{arith::SubIOp::create(b, loc, t, windowStart)})
-                     .getResult()
-               : sums[2];
+    Value kq = memref::LoadOp::create(
+        b, loc, window,
+        ValueRange{arith::SubIOp::create(b, loc, t, windowStart)});
 
-    // Whether the token changes the state (null: it does).
-    Value active = window ? Value()
-                          : arith::CmpIOp::create(
-                                b, loc, arith::CmpIPredicate::slt, t, length)
-                                .getResult();
+    // A token past the prompt changes nothing and is not stored.
     Value stored = ix.both(firstLane, owned);
-    if (inside) {
-      active = active ? ix.both(active, inside) : inside;
+    if (inside)
       stored = ix.both(stored, inside);
-    }
     auto where = [&](Value value, double otherwise) -> Value {
-      return active ? arith::SelectOp::create(b, loc, active, value,
+      return inside ? arith::SelectOp::create(b, loc, inside, value,
                                               f32Constant(otherwise))
                           .getResult()
                     : value;
@@ -310,7 +292,7 @@ void ScanBuilder::buildColumns(int64_t width) {
     Value delta = where(
         mul(betaT, fma(arith::NegFOp::create(b, loc, decayed), kv, valueT)),
         0.0);
-    Value out = where(fma(delta, kq, mul(decayed, sq)), 0.0);
+    Value out = fma(delta, kq, mul(decayed, sq));
     storeIf(stored, out, output, ValueRange{row, t, head, col});
     // Where the scale fell below kLeastScanScale, it goes into the rows.
     // It depends on the head's gates only, so the branch is a warp's.
@@ -420,70 +402,59 @@ void ScanBuilder::buildColumns(int64_t width) {
     return loop;
   };
 
-  scf::ForOp rest;
-  if (!window) {
-    llvm::append_range(
-        carried, loadToken(ix.constant(0), ix.below(ix.constant(0), scanned)));
-    scf::ForOp scan = pairs(ix.constant(0), inside, carried);
-    rest = last(done, scanned, scan.getResults().take_front(n + 1),
-                scan.getResults().drop_front(n + 1));
-  } else {
-    // Windows of tokens: the block's threads first compute the window's
-    // k_t . q_t (a token a group of lanes, in passes), then every column
-    // scans the window's tokens reading them.
-    int64_t groups = threadsPerBlock / kScanLanesPerColumn;
-    int64_t size = cast<MemRefType>(window.getType()).getDimSize(0);
-    // The windows carry the state and its scale; each window's pairs read
-    // its first token again, so that the reads carried from one token to
-    // the next stay in the pairs' loop (a loop around them that carried
-    // them too cost a register move a read).
-    auto windows = scf::ForOp::create(b, loc, ix.constant(0), scanned,
-                                      ix.constant(size), carried);
-    OpBuilder::InsertionGuard windowGuard(b);
-    b.setInsertionPointToStart(windows.getBody());
-    windowStart = windows.getInductionVar();
-    gpu::BarrierOp::create(b, loc);
-    // A loop, not unrolled: the passes' rows would take registers the
-    // scan's state and reads hold.
-    auto passes = scf::ForOp::create(b, loc, ix.constant(0), ix.constant(size),
-                                     ix.constant(groups));
-    {
-      OpBuilder::InsertionGuard passGuard(b);
-      b.setInsertionPointToStart(passes.getBody());
-      Value slot = ix.add(group, passes.getInductionVar());
-      Value token = ix.add(windowStart, slot);
-      Value present = ix.below(token, scanned);
-      SmallVector<Value> keyRowsT, queryRowsT;
-      loadRows(key, row, token, head, present, width, keyRowsT);
-      loadRows(query, row, token, head, present, width, queryRowsT);
-      Value kq = columnSums({Products{keyRowsT, queryRowsT}})[0];
-      storeIf(ix.both(firstLane, present), kq, window, ValueRange{slot});
-    }
-    gpu::BarrierOp::create(b, loc);
-    Value windowEnd = ix.add(windowStart, ix.constant(size));
-    SmallVector<Value> initial(windows.getRegionIterArgs());
-    llvm::append_range(initial, loadToken(windowStart, Value()));
-    scf::ForOp scan =
-        pairs(windowStart, arith::MinUIOp::create(b, loc, windowEnd, inside),
-              initial);
-    scf::YieldOp::create(b, loc, scan.getResults().take_front(n + 1));
-    // The last one or two tokens are in the last window (a window is a
-    // whole number of pairs), whose products the buffer still holds.
-    b.setInsertionPointAfter(windows);
-    Value lastToken = arith::SubIOp::create(
-        b, loc, arith::MaxUIOp::create(b, loc, scanned, ix.constant(1)),
-        ix.constant(1));
-    windowStart = ix.mul(
-        arith::DivUIOp::create(b, loc, lastToken, ix.constant(size)), size);
-    rest = last(done, scanned, windows.getResults(),
-                loadToken(done, ix.below(done, scanned)));
-    // The row's tokens past its length: zeros.
-    auto zeros = scf::ForOp::create(b, loc, scanned, tokens, ix.constant(1));
-    OpBuilder::InsertionGuard zeroGuard(b);
-    b.setInsertionPointToStart(zeros.getBody());
-    storeIf(ix.both(firstLane, owned), f32Constant(0.0), output,
-            ValueRange{row, zeros.getInductionVar(), head, col});
+  // Windows of tokens: the block's threads first compute the window's
+  // k_t . q_t (a token a group of lanes, in passes), then every column
+  // scans the window's tokens reading them.
+  int64_t groups = threadsPerBlock / kScanLanesPerColumn;
+  int64_t size = cast<MemRefType>(window.getType()).getDimSize(0);
+  // The windows carry the state and its scale; each window's pairs read
+  // its first token again, so that the reads carried from one token to
+  // the next stay in the pairs' loop (a loop around them that carried
+  // them too cost a register move a read).
+  auto windows = scf::ForOp::create(b, loc, ix.constant(0), scanned,
+                                    ix.constant(size), carried);
+  b.setInsertionPointToStart(windows.getBody());
+  windowStart = windows.getInductionVar();
+  gpu::BarrierOp::create(b, loc);
+  // A loop, not unrolled: the passes' rows would take registers the
+  // scan's state and reads hold.
+  auto passes = scf::ForOp::create(b, loc, ix.constant(0), ix.constant(size),
+                                   ix.constant(groups));
+  {
+    OpBuilder::InsertionGuard passGuard(b);
+    b.setInsertionPointToStart(passes.getBody());
+    Value slot = ix.add(group, passes.getInductionVar());
+    Value token = ix.add(windowStart, slot);
+    Value present = ix.below(token, scanned);
+    SmallVector<Value> keyRowsT, queryRowsT;
+    loadRows(key, row, token, head, present, width, keyRowsT);
+    loadRows(query, row, token, head, present, width, queryRowsT);
+    Value kq = columnSums({Products{keyRowsT, queryRowsT}})[0];
+    storeIf(ix.both(firstLane, present), kq, window, ValueRange{slot});
   }
+  gpu::BarrierOp::create(b, loc);
+  Value windowEnd = ix.add(windowStart, ix.constant(size));
+  SmallVector<Value> initial(windows.getRegionIterArgs());
+  llvm::append_range(initial, loadToken(windowStart, Value()));
+  scf::ForOp scan = pairs(
+      windowStart, arith::MinUIOp::create(b, loc, windowEnd, inside), initial);
+  scf::YieldOp::create(b, loc, scan.getResults().take_front(n + 1));
+  // The last one or two tokens are in the last window (a window is a
+  // whole number of pairs), whose products the buffer still holds.
+  b.setInsertionPointAfter(windows);
+  Value lastToken = arith::SubIOp::create(
+      b, loc, arith::MaxUIOp::create(b, loc, scanned, ix.constant(1)),
+      ix.constant(1));
+  windowStart = ix.mul(
+      arith::DivUIOp::create(b, loc, lastToken, ix.constant(size)), size);
+  scf::ForOp rest = last(done, scanned, windows.getResults(),
+                         loadToken(done, ix.below(done, scanned)));
+  // The row's tokens past its length: zeros.
+  auto zeros = scf::ForOp::create(b, loc, scanned, tokens, ix.constant(1));
+  b.setInsertionPointToStart(zeros.getBody());
+  storeIf(ix.both(firstLane, owned), f32Constant(0.0), output,
+          ValueRange{row, zeros.getInductionVar(), head, col});
+  b.setInsertionPointAfter(zeros);
 
   for (int64_t j = 0; j < n; ++j)
     storeIf(keyInside[j] ? ix.both(owned, keyInside[j]) : owned,
@@ -512,6 +483,9 @@ LogicalResult lowerDeltaRuleToWarps(RewriterBase &rewriter, DeltaRuleOp op,
     return op.emitOpError("is run as a warp scan only on buffers");
   if (ShapedType::isDynamic(keyType.getDimSize(3)))
     return op.emitOpError("is run as a warp scan only with a static key size");
+  if (!window)
+    return op.emitOpError("is run as a warp scan only where a block's tile is "
+                          "of one row and head");
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);

@@ -56,16 +56,16 @@ inline constexpr int64_t kScanWindowPasses = 2;
 /// The workgroup buffer of a window's products k_t . q_t for `op` (a block's
 /// tile of a `linnet.delta_rule` on buffers) run by `threadsPerBlock`
 /// threads, where every column of the tile is of one row and head (the
-/// CUDA target's tiles): those products are then each summed once a block,
-/// not once a column. Null otherwise.
+/// CUDA target's tiles): those products are each summed once a block, not
+/// once a column. Null otherwise: the scan has no form for such a tile.
 mlir::MemRefType scanWindowType(DeltaRuleOp op, int64_t threadsPerBlock);
 
 /// Replaces `op` (a `linnet.delta_rule` on buffers, a block's tile of it)
 /// by code every thread of a block of `threadsPerBlock` threads runs, with
 /// `thread` its id: the tile's columns (row, head, value column) dealt out
 /// to groups of kScanLanesPerColumn lanes, each group scanning its column
-/// over every token. `window` is a buffer of scanWindowType or null. Fails
-/// where the key size is not static.
+/// over the row's tokens. `window` is a buffer of scanWindowType. Fails
+/// where the key size is not static or `window` is null.
 mlir::LogicalResult lowerDeltaRuleToWarps(mlir::RewriterBase &rewriter,
                                           DeltaRuleOp op, mlir::Value thread,
                                           int64_t threadsPerBlock,

@@ -14,6 +14,11 @@
 
 namespace linnet {
 
+/// The attribute name (a unit attribute) of an `scf.if` a lowering builds to
+/// choose between two forms of an op at run time: the rest of its block may
+/// take both forms with it (Codegen's `linnet-codegen-version-tails`).
+inline constexpr llvm::StringLiteral kFormChoiceName = "linnet.form_choice";
+
 /// How a routed matmul (`linnet.expert_matmul`) is lowered.
 struct ExpertMatmulOptions {
   /// Outputs of a product per forall iteration (0: all of an expert's),
