@@ -321,7 +321,13 @@ matchTensorCoreStagedGather(linalg::LinalgOp product, OpOperand &input) {
   SmallVector<Value> reads = {rows->source};
   for (OpOperand *gathered : writer.getDpsInputOperands())
     reads.push_back(gathered->get());
-  if (touchedBetween(writer, product, reads, {}))
+  // Up to where the product runs: its epilogue's consumer, before which its
+  // lowering moves it (so the match is the same before the move and after).
+  Operation *runsAt = product;
+  if (std::optional<TensorCoreEpilogue> epilogue =
+          matchTensorCoreEpilogue(product))
+    runsAt = epilogue->consumer;
+  if (touchedBetween(writer, runsAt, reads, {}))
     return std::nullopt;
   return TensorCoreStagedGather{writer, *rows};
 }
