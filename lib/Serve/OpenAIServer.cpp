@@ -365,11 +365,13 @@ void OpenAIServer::complete(const HttpRequest &http, HttpResponder &responder,
   while (finished < choices.size()) {
     std::optional<GenerationEvent> event =
         (*channel)->next(std::chrono::milliseconds(100));
-    if (!event) {
-      if (responder.clientGone())
-        return (*channel)->cancel();
+    // A client that hung up frees its slot at the next step, asked at
+    // every event: a reply not streamed, or tokens whose text is held
+    // back, send nothing that would fail.
+    if (responder.clientGone())
+      return (*channel)->cancel();
+    if (!event)
       continue;
-    }
     if (event->kind == GenerationEvent::Failure) {
       (*channel)->cancel();
       ApiError failure(500, "server_error", "",

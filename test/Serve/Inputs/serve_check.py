@@ -429,25 +429,44 @@ def scenario_queue(server, args):
 
 
 def scenario_disconnect(server, args):
-    body = json.dumps({"prompt": [5, 6, 7], "max_tokens": args.max_seq - 3, "stream": True})
-    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as raw:
-        raw.sendall(("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                     f"application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}").encode())
-        received = b""
-        while b"data: " not in received:
-            received += raw.recv(4096)
     # Freed at the step after the hang-up; a step can take seconds on a loaded machine (a
     # clean-clone run on 2 busy cores saw the slot still held after 10 s, one step run), far
     # from the 8188 steps the request would run.
-    left = time.time()
-    while server.metrics().get("linnet_slots_active") != 0 and time.time() - left < 60:
-        time.sleep(0.005)
-    freed = time.time() - left
-    steps = server.metrics()["linnet_decode_steps_total"]
-    check(server.metrics().get("linnet_slots_active") == 0 and steps < args.max_seq - 10,
-          f"a client that leaves mid-stream frees its slot ({int(steps)} of "
-          f"{args.max_seq - 4} steps run)")
-    _ = freed
+    def freed_after(close_when, body, label):
+        before = server.metrics().get("linnet_decode_steps_total", 0)
+        data = json.dumps(body)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as raw:
+            raw.sendall(("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                         f"application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                         f"{data}").encode())
+            close_when(raw, before)
+        left = time.time()
+        while server.metrics().get("linnet_slots_active") != 0 and time.time() - left < 60:
+            time.sleep(0.005)
+        steps = server.metrics()["linnet_decode_steps_total"] - before
+        check(server.metrics().get("linnet_slots_active") == 0 and steps < args.max_seq - 10,
+              f"{label} frees its slot ({int(steps)} of {args.max_seq - 4} steps run)")
+
+    def first_event(raw, _):
+        received = b""
+        while b"data: " not in received:
+            chunk = raw.recv(4096)
+            if not chunk:
+                break
+            received += chunk
+
+    # A reply not streamed sends nothing until the end: the server must see the client gone
+    # while it generates.
+    def generating(raw, before):
+        deadline = time.time() + 60
+        while (server.metrics().get("linnet_decode_steps_total", 0) < before + 2
+               and time.time() < deadline):
+            time.sleep(0.005)
+
+    freed_after(first_event, {"prompt": [5, 6, 7], "max_tokens": args.max_seq - 3,
+                              "stream": True}, "a client that leaves mid-stream")
+    freed_after(generating, {"prompt": [5, 6, 7], "max_tokens": args.max_seq - 3},
+                "a client that leaves before a reply not streamed")
     status, answer = server.post("/v1/completions", {"prompt": [1, 2], "max_tokens": 2})
     check(status == 200, "the server answers the next request")
 
