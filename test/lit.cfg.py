@@ -82,3 +82,11 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+
+# The compile cache (CompileCache.h): one folder for the whole run, so that
+# the many tests compiling the same model's IR generate its code once. The
+# README's test command names one folder for both builds (their IR is the
+# same; the generated code is no sanitizer's); the tests of the cache itself
+# name their own.
+config.environment["LINNET_CACHE_DIR"] = os.environ.get(
+    "LINNET_TEST_CACHE_DIR", os.path.join(config.test_exec_root, "compile-cache"))

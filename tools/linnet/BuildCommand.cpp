@@ -17,6 +17,7 @@
 #include "linnet/Runtime/ModelManifest.h"
 #include "linnet/Runtime/RuntimeCalls.h"
 #include "linnet/Runtime/Session.h"
+#include "linnet/Target/CPU/CompileCache.h"
 #include "linnet/Target/CPU/CpuExecutable.h"
 #include "linnet/Target/CUDA/CudaPipeline.h"
 #include "linnet/Target/CUDA/KernelReport.h"
@@ -327,8 +328,13 @@ int linnet::driver::runBuild(const char *argv0) {
   llvm::sys::path::append(table, "entries.cpp");
   // One part of code generation per core, at most 8.
   unsigned parts = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  llvm::Expected<std::vector<std::string>> objects =
-      writeObjectFiles(*compiled.module, workDir, buildCpu, parts);
+  std::string cacheWarning;
+  std::unique_ptr<CompileCache> cache =
+      CompileCache::fromEnvironment(cacheWarning);
+  if (!cacheWarning.empty())
+    llvm::errs() << "linnet build: warning: " << cacheWarning << "\n";
+  llvm::Expected<std::vector<std::string>> objects = writeObjectFiles(
+      *compiled.module, workDir, buildCpu, parts, 3, cache.get());
   if (!objects)
     return reportError(withContext("cannot write the model's object files: ",
                                    objects.takeError()));
@@ -342,8 +348,8 @@ int linnet::driver::runBuild(const char *argv0) {
                                                         "`: " + ec.message());
     // Unoptimized: a check of the plan, not a fast path; at O3 it doubled
     // the full size's build (130 s against 84).
-    llvm::Expected<std::vector<std::string>> more =
-        writeObjectFiles(*emulated, emulatedDir, buildCpu, parts, 0);
+    llvm::Expected<std::vector<std::string>> more = writeObjectFiles(
+        *emulated, emulatedDir, buildCpu, parts, 0, cache.get());
     if (!more)
       return reportError(
           withContext("cannot write the emulated device's object files: ",

@@ -14,6 +14,7 @@
 
 #include "linnet/Runtime/GenerationFlags.h"
 #include "linnet/Runtime/ModelRun.h"
+#include "linnet/Target/CPU/CompileCache.h"
 #include "linnet/Target/CPU/CpuExecutable.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -23,8 +24,10 @@
 #include "llvm/Support/Timer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <thread>
 
 using namespace linnet;
 using namespace linnet::driver;
@@ -224,20 +227,31 @@ int linnet::driver::runModel(
   jitOptions.symbols = cuda && !cuda->emulated
                            ? CudaDevice::generatedCodeSymbols()
                            : generatedCodeSymbols();
+  std::string cacheWarning;
+  std::unique_ptr<CompileCache> cache =
+      CompileCache::fromEnvironment(cacheWarning);
+  if (!cacheWarning.empty())
+    llvm::errs() << options.tool << ": warning: " << cacheWarning << "\n";
+  jitOptions.cache = cache.get();
+  // One part of code generation per core, at most 8.
+  jitOptions.parts = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   auto executable = CpuExecutable::compile(*compiled.module, jitOptions);
   if (!executable)
     return reportError(
         withContext("cannot compile the model: ", executable.takeError()));
-  // Code is generated when a symbol is first looked up; do it here so that
-  // the calls' times are the model's alone.
+  // Every symbol is looked up here, so that a failure to link is this
+  // error and not a call's.
   for (const std::string &entry : entries)
     if (auto symbol = (*executable)->lookup(entry); !symbol)
       return reportError(
           withContext("cannot compile the model: ", symbol.takeError()));
   if (source.timings)
-    llvm::errs() << llvm::format("%s: compile %.3f s, code generation %.3f s\n",
+    llvm::errs() << llvm::format("%s: compile %.3f s, code generation %.3f s",
                                  options.tool.c_str(), compileSeconds,
-                                 secondsSince(jitStart));
+                                 secondsSince(jitStart))
+                 << ((*executable)->fromCache() ? " (from the compile cache)"
+                                                : "")
+                 << "\n";
   auto call = [&](llvm::StringRef name) {
     return (*executable)->lookupPacked(name);
   };

@@ -18,6 +18,8 @@ echo "build: $((SECONDS - start)) s"
 build="${LINNET_BUILD_DIR:-$top/build}"
 fuzz_build="${LINNET_FUZZ_BUILD_DIR:-$top/build-fuzz}"
 export LINNET_FUZZ_BUILD_DIR="$fuzz_build"
+# Both builds' lit runs share one compile cache (test/lit.cfg.py).
+export LINNET_TEST_CACHE_DIR="${LINNET_TEST_CACHE_DIR:-$build/test/compile-cache}"
 seconds="${LINNET_FUZZ_SECONDS:-30}"
 passed=0
 failed=0

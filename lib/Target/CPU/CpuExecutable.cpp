@@ -1,8 +1,10 @@
 //===- CpuExecutable.cpp - in-process compilation of CPU code -------------===//
 //
-// Wraps mlir::ExecutionEngine with what CPU code from the linnet pipeline
-// needs at run time: the OpenMP runtime, O3 with the host's CPU features, and
-// the memref descriptor ABI of the `_mlir_ciface_` entry points.
+// Links compileObjects' objects (for this machine's CPU and its features)
+// into this process with LLVM's ORC JIT (LLJIT), with what CPU code from the
+// linnet pipeline needs at run time: the OpenMP runtime, the runtime's
+// functions, and the memref descriptor ABI of the `_mlir_ciface_` entry
+// points. Objects, not IR, so that they can come from the compile cache.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,13 +12,9 @@
 
 #include "linnet/Basic/Errors.h"
 
-#include "LlvmOptimizer.h"
-
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -123,18 +121,17 @@ llvm::Expected<std::string> findOpenMPRuntime() {
 // CpuExecutable
 //===----------------------------------------------------------------------===//
 
-CpuExecutable::CpuExecutable(std::unique_ptr<ExecutionEngine> engine)
-    : engine(std::move(engine)) {}
+CpuExecutable::CpuExecutable(std::unique_ptr<llvm::orc::LLJIT> jit, bool cached)
+    : jit(std::move(jit)), cached(cached) {}
 
-CpuExecutable::~CpuExecutable() = default;
+CpuExecutable::~CpuExecutable() {
+  if (destructors)
+    destructors();
+}
 
 llvm::Expected<std::unique_ptr<CpuExecutable>>
 CpuExecutable::compile(ModuleOp module, const CpuCompileOptions &options) {
   initializeNativeTarget();
-  DialectRegistry registry;
-  registerAllToLLVMIRTranslations(registry);
-  module->getContext()->appendDialectRegistry(registry);
-
   llvm::Expected<std::string> openmp = findOpenMPRuntime();
   if (!openmp)
     return openmp.takeError();
@@ -143,43 +140,67 @@ CpuExecutable::compile(ModuleOp module, const CpuCompileOptions &options) {
           firstExisting({llvmLibraryPath("libmlir_c_runner_utils.so")}))
     libraries.push_back(*runnerUtils);
   llvm::append_range(libraries, options.sharedLibPaths);
-  llvm::SmallVector<llvm::StringRef> libraryRefs(libraries.begin(),
-                                                 libraries.end());
 
-  llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder =
-      llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder)
-    return builder.takeError();
-  llvm::CodeGenOptLevel codeGenLevel =
-      options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
-      : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
-      : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
-                              : llvm::CodeGenOptLevel::None;
-  builder->setCodeGenOptLevel(codeGenLevel);
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine =
-      builder->createTargetMachine();
-  if (!targetMachine)
-    return targetMachine.takeError();
+  ObjectCodeOptions objectOptions;
+  objectOptions.cpu = "native";
+  objectOptions.parts = options.parts;
+  objectOptions.optLevel = options.optLevel;
+  objectOptions.cache = options.cache;
+  objectOptions.initializerFunctions = true;
+  llvm::Expected<ObjectCode> code = compileObjects(module, objectOptions);
+  if (!code)
+    return code.takeError();
 
-  auto transformer = makeLlvmOptimizer(options.optLevel, targetMachine->get());
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = codeGenLevel;
-  engineOptions.sharedLibPaths = libraryRefs;
-  llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
-      ExecutionEngine::create(module, engineOptions, std::move(*targetMachine));
-  if (!engine)
-    return engine.takeError();
-  if (!options.symbols.empty())
-    (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
-      llvm::orc::SymbolMap map;
-      for (const auto &[name, address] : options.symbols)
-        map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                               llvm::JITSymbolFlags::Exported};
-      return map;
-    });
-  (*engine)->initialize();
-  return std::unique_ptr<CpuExecutable>(new CpuExecutable(std::move(*engine)));
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      llvm::orc::LLJITBuilder().create();
+  if (!jit)
+    return jit.takeError();
+  llvm::orc::JITDylib &library = (*jit)->getMainJITDylib();
+  char prefix = (*jit)->getDataLayout().getGlobalPrefix();
+  // Symbols resolve against this process (libc, libm), the runtime's
+  // functions given by address, then the OpenMP runtime and the others.
+  llvm::Expected<std::unique_ptr<llvm::orc::DynamicLibrarySearchGenerator>>
+      process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          prefix);
+  if (!process)
+    return process.takeError();
+  library.addGenerator(std::move(*process));
+  for (const std::string &path : libraries) {
+    llvm::Expected<std::unique_ptr<llvm::orc::DynamicLibrarySearchGenerator>>
+        loaded = llvm::orc::DynamicLibrarySearchGenerator::Load(path.c_str(),
+                                                                prefix);
+    if (!loaded)
+      return withContext("cannot load `" + path + "`: ", loaded.takeError());
+    library.addGenerator(std::move(*loaded));
+  }
+  if (!options.symbols.empty()) {
+    llvm::orc::MangleAndInterner intern((*jit)->getExecutionSession(),
+                                        (*jit)->getDataLayout());
+    llvm::orc::SymbolMap map;
+    for (const auto &[name, address] : options.symbols)
+      map[intern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                           llvm::JITSymbolFlags::Exported};
+    if (llvm::Error error = library.define(llvm::orc::absoluteSymbols(map)))
+      return std::move(error);
+  }
+  for (std::unique_ptr<llvm::MemoryBuffer> &object : code->objects)
+    if (llvm::Error error = (*jit)->addObjectFile(std::move(object)))
+      return std::move(error);
+  auto executable = std::unique_ptr<CpuExecutable>(
+      new CpuExecutable(std::move(*jit), code->fromCache));
+  // The module's constructors (the GPU target's load its kernels) run now,
+  // its destructors with the executable's.
+  llvm::Expected<void *> constructors =
+      executable->lookup("_linnet_constructors");
+  if (!constructors)
+    return constructors.takeError();
+  llvm::Expected<void *> destructors =
+      executable->lookup("_linnet_destructors");
+  if (!destructors)
+    return destructors.takeError();
+  reinterpret_cast<void (*)()>(*constructors)();
+  executable->destructors = reinterpret_cast<void (*)()>(*destructors);
+  return executable;
 }
 
 llvm::Error CpuExecutable::invokePacked(llvm::StringRef cifaceName,
@@ -187,7 +208,11 @@ llvm::Error CpuExecutable::invokePacked(llvm::StringRef cifaceName,
   std::string name = cifaceName.str();
   if (!cifaceName.starts_with("_mlir_ciface_"))
     name = "_mlir_ciface_" + name;
-  return engine->invokePacked(name, args);
+  llvm::Expected<void (*)(void **)> function = lookupPacked(name);
+  if (!function)
+    return function.takeError();
+  (*function)(args.data());
+  return llvm::Error::success();
 }
 
 llvm::Expected<void (*)(void **)>
@@ -195,7 +220,12 @@ CpuExecutable::lookupPacked(llvm::StringRef cifaceName) const {
   std::string name = cifaceName.str();
   if (!cifaceName.starts_with("_mlir_ciface_"))
     name = "_mlir_ciface_" + name;
-  return engine->lookupPacked(name);
+  // compileObjects' wrapper of `_mlir_ciface_f` is `_linnet_packed_f`.
+  llvm::Expected<void *> address =
+      lookup("_linnet_packed_" + name.substr(strlen("_mlir_ciface_")));
+  if (!address)
+    return address.takeError();
+  return reinterpret_cast<void (*)(void **)>(*address);
 }
 
 llvm::Error
@@ -234,7 +264,10 @@ CpuExecutable::invoke(llvm::StringRef name,
 }
 
 llvm::Expected<void *> CpuExecutable::lookup(llvm::StringRef symbol) const {
-  return engine->lookup(symbol);
+  llvm::Expected<llvm::orc::ExecutorAddr> address = jit->lookup(symbol);
+  if (!address)
+    return address.takeError();
+  return address->toPtr<void *>();
 }
 
 } // namespace linnet

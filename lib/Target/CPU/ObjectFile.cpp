@@ -1,16 +1,18 @@
-//===- ObjectFile.cpp - CPU code as a relocatable object file -------------===//
+//===- ObjectFile.cpp - CPU code as relocatable object files --------------===//
 //
-// The ahead-of-time path: the module the JIT would run, translated to LLVM IR,
-// optimized and emitted as a position-independent object for a generic x86-64
-// level, so that a binary linked from it runs on machines other than the
-// build machine. Every C-interface function `_mlir_ciface_f` gets a packed
-// wrapper `void _linnet_packed_f(void **args)` (args[i] points at parameter
-// i's value, a non-void result is stored through the last), the convention
-// of mlir::ExecutionEngine's wrappers, so that a runtime calls any entry the
-// same way whether it was compiled in process or ahead of time.
+// The module the JIT runs and the one a build links, translated to LLVM IR,
+// optimized and emitted as position-independent objects (for a generic
+// x86-64 level for a build, so that a binary linked from them runs on
+// machines other than the build machine; for this machine for the JIT), or
+// read from the compile cache. Every C-interface function `_mlir_ciface_f`
+// gets a packed wrapper `void _linnet_packed_f(void **args)` (args[i] points
+// at parameter i's value, a non-void result is stored through the last), the
+// convention of mlir::ExecutionEngine's wrappers, so that a runtime calls any
+// entry the same way whether it was compiled in process or ahead of time.
 //
 //===----------------------------------------------------------------------===//
 
+#include "linnet/Target/CPU/CompileCache.h"
 #include "linnet/Target/CPU/CpuExecutable.h"
 
 #include "linnet/Basic/Errors.h"
@@ -22,15 +24,20 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
@@ -81,6 +88,39 @@ static void addPackedWrappers(llvm::Module &module) {
     }
     builder.CreateRetVoid();
   }
+}
+
+/// Replaces `module`'s `llvm.global_ctors` and `llvm.global_dtors` by the
+/// functions `_linnet_constructors` and `_linnet_destructors`, which call
+/// them in priority order (destructors in reverse), for CpuExecutable to
+/// call: a JIT without ORC's runtime runs no `.init_array` (the GPU target's
+/// constructors load its modules).
+static void addInitializerFunctions(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  auto gather = [&](llvm::StringRef list, llvm::StringRef name, bool reverse) {
+    llvm::SmallVector<std::pair<unsigned, llvm::Function *>> calls;
+    if (llvm::GlobalVariable *global = module.getNamedGlobal(list)) {
+      for (llvm::orc::CtorDtorIterator::Element entry :
+           list == "llvm.global_ctors" ? llvm::orc::getConstructors(module)
+                                       : llvm::orc::getDestructors(module))
+        if (entry.Func)
+          calls.push_back({entry.Priority, entry.Func});
+      global->eraseFromParent();
+    }
+    llvm::stable_sort(calls, [&](const auto &a, const auto &b) {
+      return reverse ? a.first > b.first : a.first < b.first;
+    });
+    auto *function = llvm::Function::Create(
+        llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
+        llvm::GlobalValue::ExternalLinkage, name, module);
+    llvm::IRBuilder<> builder(
+        llvm::BasicBlock::Create(context, "entry", function));
+    for (const auto &[priority, callee] : calls)
+      builder.CreateCall(callee->getFunctionType(), callee);
+    builder.CreateRetVoid();
+  };
+  gather("llvm.global_ctors", "_linnet_constructors", /*reverse=*/false);
+  gather("llvm.global_dtors", "_linnet_destructors", /*reverse=*/true);
 }
 
 /// Puts each fatbinary of the CUDA target's kernels (a constant whose bytes
@@ -188,40 +228,56 @@ CpuPipelineOptions cpuPipelineOptionsFor(llvm::StringRef cpu) {
   return options;
 }
 
-/// Generates one object file of `module` (optimized) for `cpu`.
-static llvm::Error emitObject(llvm::Module &module, const llvm::Target &target,
-                              llvm::StringRef cpu, llvm::StringRef features,
-                              llvm::CodeGenOptLevel level,
-                              llvm::StringRef path) {
+/// The object code of `module` (optimized) for `cpu`.
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+emitObject(llvm::Module &module, const llvm::Target &target,
+           llvm::StringRef cpu, llvm::StringRef features,
+           llvm::CodeGenOptLevel level) {
   std::unique_ptr<llvm::TargetMachine> machine(target.createTargetMachine(
       module.getTargetTriple(), cpu, features, llvm::TargetOptions(),
       llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
     return makeError(ErrorId::TargetFailed,
                      "cannot create a target machine for " + cpu.str());
-  bool emitted = false;
-  if (llvm::Error error =
-          writeOutputFile(path, [&](llvm::raw_pwrite_stream &os) {
-            llvm::legacy::PassManager codegen;
-            if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                             llvm::CodeGenFileType::ObjectFile))
-              return;
-            codegen.run(module);
-            emitted = true;
-          }))
-    return error;
-  if (!emitted)
+  llvm::SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream os(bytes);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
     return makeError(ErrorId::TargetFailed,
                      "the target cannot emit object files");
-  return llvm::Error::success();
+  codegen.run(module);
+  return std::make_unique<llvm::SmallVectorMemoryBuffer>(
+      std::move(bytes), module.getModuleIdentifier(),
+      /*RequiresNullTerminator=*/false);
 }
 
-llvm::Expected<std::vector<std::string>>
-writeObjectFiles(ModuleOp module, llvm::StringRef directory,
-                 llvm::StringRef cpu, unsigned parts, unsigned optLevel) {
+/// The compile cache's key of `module` (translated, not yet optimized) as
+/// `options` compiles it.
+static std::string cacheKey(const llvm::Module &module, llvm::StringRef cpu,
+                            llvm::StringRef features,
+                            const ObjectCodeOptions &options) {
+  llvm::SmallString<0> bitcode;
+  llvm::raw_svector_ostream os(bitcode);
+  llvm::WriteBitcodeToFile(module, os);
+  llvm::BLAKE3 hash;
+  hash.update(llvm::arrayRefFromStringRef(bitcode));
+  std::string settings =
+      (llvm::Twine("linnet-objects-1|") + LLVM_VERSION_STRING + "|" + cpu +
+       "|" + features + "|O" + llvm::Twine(options.optLevel) + "|" +
+       llvm::Twine(options.parts) + "|" + llvm::Twine(options.gpuBinarySection))
+          .str();
+  hash.update(settings);
+  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+}
+
+llvm::Expected<ObjectCode> compileObjects(ModuleOp module,
+                                          const ObjectCodeOptions &options) {
+  unsigned optLevel = std::min(options.optLevel, 3u);
   llvm::CodeGenOptLevel level =
-      llvm::CodeGenOpt::getLevel(int(std::min(optLevel, 3u)))
+      llvm::CodeGenOpt::getLevel(int(optLevel))
           .value_or(llvm::CodeGenOptLevel::Aggressive);
+  llvm::StringRef cpu = options.cpu;
   if (llvm::Error error = checkObjectCpu(cpu))
     return std::move(error);
   std::string features = featuresOf(cpu);
@@ -239,7 +295,10 @@ writeObjectFiles(ModuleOp module, llvm::StringRef directory,
                      "(is it at CpuStage::LLVM?)");
 
   addPackedWrappers(*llvmModule);
-  placeGpuBinaries(*llvmModule);
+  if (options.gpuBinarySection)
+    placeGpuBinaries(*llvmModule);
+  if (options.initializerFunctions)
+    addInitializerFunctions(*llvmModule);
 
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
@@ -256,67 +315,101 @@ writeObjectFiles(ModuleOp module, llvm::StringRef directory,
                      "cannot create a target machine for " + cpu.str());
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   machine.get());
+  unsigned parts = std::max(options.parts, 1u);
+  std::string key;
+  if (options.cache) {
+    key = cacheKey(*llvmModule, cpu, features, options);
+    if (auto objects = options.cache->lookup(key, parts))
+      return ObjectCode{std::move(*objects), /*fromCache=*/true};
+  }
   if (llvm::Error optimizeError =
           makeLlvmOptimizer(optLevel, machine.get())(llvmModule.get()))
     return std::move(optimizeError);
 
-  auto pathOf = [&](unsigned part) {
+  ObjectCode code;
+  if (parts == 1) {
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+        emitObject(*llvmModule, *target, cpu, features, level);
+    if (!object)
+      return object.takeError();
+    code.objects.push_back(std::move(*object));
+  } else {
+    // Code generation, most of the time, runs in parallel: the optimized
+    // module is split into linkable parts (functions dealt out in turn), each
+    // carried as bitcode into its own LLVMContext and thread.
+    std::vector<llvm::SmallString<0>> bitcode;
+    llvm::SplitModule(
+        *llvmModule, parts,
+        [&](std::unique_ptr<llvm::Module> part) {
+          bitcode.emplace_back();
+          llvm::raw_svector_ostream os(bitcode.back());
+          llvm::WriteBitcodeToFile(*part, os);
+        },
+        /*PreserveLocals=*/false, /*RoundRobin=*/true);
+    std::vector<llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>> objects;
+    for (size_t i = 0; i < bitcode.size(); ++i)
+      objects.emplace_back(nullptr);
+    {
+      std::vector<std::thread> threads;
+      for (size_t i = 0; i < bitcode.size(); ++i)
+        threads.emplace_back([&, i] {
+          llvm::LLVMContext context;
+          llvm::Expected<std::unique_ptr<llvm::Module>> part =
+              llvm::parseBitcodeFile(
+                  llvm::MemoryBufferRef(
+                      llvm::StringRef(bitcode[i].data(), bitcode[i].size()),
+                      "part"),
+                  context);
+          llvm::consumeError(objects[i].takeError());
+          objects[i] =
+              part ? emitObject(**part, *target, cpu, features, level)
+                   : llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>(
+                         part.takeError());
+        });
+      for (std::thread &thread : threads)
+        thread.join();
+    }
+    llvm::Error all = llvm::Error::success();
+    for (auto &object : objects) {
+      if (object)
+        code.objects.push_back(std::move(*object));
+      else
+        all = llvm::joinErrors(std::move(all), object.takeError());
+    }
+    if (all)
+      return std::move(all);
+  }
+  // The cache saves time and is no output: a failure to keep the objects
+  // costs the next compile only.
+  if (options.cache && code.objects.size() == parts)
+    llvm::consumeError(options.cache->store(key, code.objects));
+  return code;
+}
+
+llvm::Expected<std::vector<std::string>>
+writeObjectFiles(ModuleOp module, llvm::StringRef directory,
+                 llvm::StringRef cpu, unsigned parts, unsigned optLevel,
+                 CompileCache *cache) {
+  ObjectCodeOptions options;
+  options.cpu = cpu.str();
+  options.parts = parts;
+  options.optLevel = optLevel;
+  options.gpuBinarySection = true;
+  options.cache = cache;
+  llvm::Expected<ObjectCode> code = compileObjects(module, options);
+  if (!code)
+    return code.takeError();
+  std::vector<std::string> paths;
+  for (auto [part, object] : llvm::enumerate(code->objects)) {
     llvm::SmallString<256> file(directory);
     llvm::sys::path::append(file, "model." + std::to_string(part) + ".o");
-    return std::string(file);
-  };
-  if (parts <= 1) {
-    if (llvm::Error emitError =
-            emitObject(*llvmModule, *target, cpu, features, level, pathOf(0)))
-      return std::move(emitError);
-    return std::vector<std::string>{pathOf(0)};
+    if (llvm::Error error =
+            writeOutputFile(file, [&](llvm::raw_pwrite_stream &os) {
+              os << object->getBuffer();
+            }))
+      return std::move(error);
+    paths.push_back(std::string(file));
   }
-
-  // Code generation, most of the time, runs in parallel: the optimized
-  // module is split into linkable parts (functions dealt out in turn), each
-  // carried as bitcode into its own LLVMContext and thread.
-  std::vector<llvm::SmallString<0>> bitcode;
-  llvm::SplitModule(
-      *llvmModule, parts,
-      [&](std::unique_ptr<llvm::Module> part) {
-        bitcode.emplace_back();
-        llvm::raw_svector_ostream os(bitcode.back());
-        llvm::WriteBitcodeToFile(*part, os);
-      },
-      /*PreserveLocals=*/false, /*RoundRobin=*/true);
-  std::vector<std::string> paths;
-  std::vector<llvm::Error> errors;
-  for (size_t i = 0; i < bitcode.size(); ++i) {
-    paths.push_back(pathOf(i));
-    errors.push_back(llvm::Error::success());
-  }
-  {
-    std::vector<std::thread> threads;
-    for (size_t i = 0; i < bitcode.size(); ++i)
-      threads.emplace_back([&, i] {
-        llvm::LLVMContext context;
-        llvm::Expected<std::unique_ptr<llvm::Module>> part =
-            llvm::parseBitcodeFile(
-                llvm::MemoryBufferRef(
-                    llvm::StringRef(bitcode[i].data(), bitcode[i].size()),
-                    "part"),
-                context);
-        if (!part) {
-          llvm::consumeError(std::move(errors[i]));
-          errors[i] = part.takeError();
-          return;
-        }
-        llvm::consumeError(std::move(errors[i]));
-        errors[i] = emitObject(**part, *target, cpu, features, level, paths[i]);
-      });
-    for (std::thread &thread : threads)
-      thread.join();
-  }
-  llvm::Error all = llvm::Error::success();
-  for (llvm::Error &each : errors)
-    all = llvm::joinErrors(std::move(all), std::move(each));
-  if (all)
-    return std::move(all);
   return paths;
 }
 

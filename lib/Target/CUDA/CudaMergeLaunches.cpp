@@ -272,10 +272,12 @@ struct CudaMergeLaunchesPass
     IRRewriter rewriter(&getContext());
     // Whether a function's arguments are distinct asks its callers: all
     // answered before any function changes.
+    llvm::DenseMap<Operation *, bool> distinct =
+        linnet::functionsWithDistinctArguments(getOperation());
     SmallVector<std::pair<func::FuncOp, bool>> funcs;
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal())
-        funcs.push_back({func, linnet::argumentsAreDistinct(func)});
+        funcs.push_back({func, distinct.lookup(func)});
     for (auto [func, distinctArguments] : funcs)
       LaunchMerger(func, rewriter, distinctArguments).run();
   }

@@ -504,9 +504,8 @@ struct CudaPlanHostPass
     IRRewriter rewriter(&getContext());
     // Whether a function's arguments are distinct asks its callers: all
     // answered before any function changes.
-    llvm::DenseMap<Operation *, bool> distinct;
-    for (func::FuncOp func : module.getOps<func::FuncOp>())
-      distinct[func] = linnet::argumentsAreDistinct(func);
+    llvm::DenseMap<Operation *, bool> distinct =
+        linnet::functionsWithDistinctArguments(module);
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;

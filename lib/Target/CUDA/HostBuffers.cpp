@@ -204,21 +204,17 @@ static bool collectOwnBuffers(Value root, llvm::SmallPtrSetImpl<Value> &leaves,
   return false;
 }
 
-/// argumentsAreDistinct, with the functions whose answer depends on this
-/// one's (a recursion is answered no).
+/// Whether `func`'s arguments are distinct, with the functions whose answer
+/// depends on this one's (a recursion is answered no).
 static bool argumentsAreDistinct(FunctionOpInterface func,
+                                 const SymbolUserMap &users,
                                  llvm::SmallPtrSetImpl<Operation *> &asking) {
   if (func.isPublic())
     return true;
   if (!asking.insert(func).second)
     return false;
-  Operation *table = SymbolTable::getNearestSymbolTable(func);
-  std::optional<SymbolTable::UseRange> uses =
-      SymbolTable::getSymbolUses(func, table);
-  if (!table || !uses)
-    return false;
-  for (const SymbolTable::SymbolUse &use : *uses) {
-    auto call = dyn_cast<CallOpInterface>(use.getUser());
+  for (Operation *user : users.getUsers(func)) {
+    auto call = dyn_cast<CallOpInterface>(user);
     if (!call)
       return false;
     auto caller = call->getParentOfType<FunctionOpInterface>();
@@ -237,16 +233,27 @@ static bool argumentsAreDistinct(FunctionOpInterface func,
       if (!roots.insert(*root).second)
         return false;
     }
-    if (callerArguments && (!caller || !argumentsAreDistinct(caller, asking)))
+    if (callerArguments &&
+        (!caller || !argumentsAreDistinct(caller, users, asking)))
       return false;
   }
   asking.erase(func);
   return true;
 }
 
-bool linnet::argumentsAreDistinct(FunctionOpInterface func) {
-  llvm::SmallPtrSet<Operation *, 4> asking;
-  return ::argumentsAreDistinct(func, asking);
+llvm::DenseMap<Operation *, bool>
+linnet::functionsWithDistinctArguments(ModuleOp module) {
+  // The calls of every function gathered in one walk: asking each
+  // function's symbol uses walked the whole module again, a quarter of the
+  // tiny model's CUDA pipeline.
+  SymbolTableCollection tables;
+  SymbolUserMap users(tables, module);
+  llvm::DenseMap<Operation *, bool> distinct;
+  for (auto func : module.getOps<FunctionOpInterface>()) {
+    llvm::SmallPtrSet<Operation *, 4> asking;
+    distinct[func] = ::argumentsAreDistinct(func, users, asking);
+  }
+  return distinct;
 }
 
 int64_t linnet::parameterBytes(Value value) {

@@ -11,8 +11,10 @@
 #define LINNET_LIB_TARGET_CUDA_HOSTBUFFERS_H
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <cstdint>
@@ -39,11 +41,13 @@ mlir::Value rootOf(mlir::Value value);
 /// only where ValueBounds cannot tell their slices apart.
 bool mayOverlap(mlir::Value a, mlir::Value b, bool distinctArguments);
 
-/// Whether `func`'s buffer arguments are distinct buffers, as mayOverlap's
-/// `distinctArguments` asks: an entry's (the runtime gives each its own),
-/// or a private function's where every call passes buffers of distinct
-/// roots, each an allocation or a distinct argument of its caller.
-bool argumentsAreDistinct(mlir::FunctionOpInterface func);
+/// Whether each function of `module` has buffer arguments that are distinct
+/// buffers, as mayOverlap's `distinctArguments` asks: an entry's (the
+/// runtime gives each its own), or a private function's where every call
+/// passes buffers of distinct roots, each an allocation or a distinct
+/// argument of its caller.
+llvm::DenseMap<mlir::Operation *, bool>
+functionsWithDistinctArguments(mlir::ModuleOp module);
 
 /// The bytes a kernel parameter of `value`'s type takes: a buffer's
 /// descriptor (two pointers, an offset, a size and a stride a dimension),

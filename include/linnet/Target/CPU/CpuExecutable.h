@@ -1,11 +1,12 @@
 //===- CpuExecutable.h - JIT-compiled CPU code and its calling convention -===//
 //
 // The CPU target's two outputs: a module at CpuStage::LLVM compiled in
-// process (CpuExecutable, on top of mlir::ExecutionEngine with the OpenMP
-// runtime loaded) and the same module written as a relocatable object file
-// for an ahead-of-time build. MemRefDescriptor spells out the memref ABI that
-// the `_mlir_ciface_` entry points take and return, so callers never build
-// the descriptor structs by hand.
+// process (CpuExecutable: its objects linked by LLVM's ORC JIT, LLJIT, with
+// the OpenMP runtime loaded) and the same module written as relocatable
+// object files for an ahead-of-time build; both from compileObjects, which
+// keeps objects in the compile cache (CompileCache.h). MemRefDescriptor spells
+// out the memref ABI that the `_mlir_ciface_` entry points take and return, so
+// callers never build the descriptor structs by hand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,17 +20,22 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace mlir {
-class ExecutionEngine;
-} // namespace mlir
+namespace llvm {
+namespace orc {
+class LLJIT;
+} // namespace orc
+} // namespace llvm
 
 namespace linnet {
+
+class CompileCache;
 
 /// A memref descriptor of any rank with the exact layout of MLIR's C
 /// interface: `{T *basePtr; T *data; int64_t offset; int64_t sizes[rank];
@@ -90,6 +96,10 @@ struct CpuCompileOptions {
   /// Functions of this process the code calls by name (the runtime's
   /// allocation functions, RuntimeCalls.h).
   std::vector<std::pair<const char *, void *>> symbols;
+  /// Parts compiled in parallel, one thread each.
+  unsigned parts = 1;
+  /// Where the objects are kept between runs; null: compiled every time.
+  CompileCache *cache = nullptr;
 };
 
 /// Code compiled in process from a module at CpuStage::LLVM; functions are
@@ -123,9 +133,15 @@ public:
   /// Address of a symbol of the compiled code.
   llvm::Expected<void *> lookup(llvm::StringRef symbol) const;
 
+  /// Whether the objects came from the compile cache.
+  bool fromCache() const { return cached; }
+
 private:
-  explicit CpuExecutable(std::unique_ptr<mlir::ExecutionEngine> engine);
-  std::unique_ptr<mlir::ExecutionEngine> engine;
+  CpuExecutable(std::unique_ptr<llvm::orc::LLJIT> jit, bool cached);
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  bool cached;
+  /// The module's destructors, once its constructors have run.
+  void (*destructors)() = nullptr;
 };
 
 /// Where the OpenMP runtime (libomp.so from libomp-22-dev) lives, or an
@@ -147,15 +163,44 @@ bool cpuHasBf16DotProducts(llvm::StringRef cpu);
 /// where it has them.
 CpuPipelineOptions cpuPipelineOptionsFor(llvm::StringRef cpu);
 
-/// Writes `module` (at CpuStage::LLVM), optimized at `optLevel` (0-3), as
-/// `parts` position-independent object files `model.<i>.o` in `directory`
-/// for `cpu` (a generic x86-64 level by default, so the files run on any
-/// machine of that level), generated in parallel, one thread per part;
-/// returns their paths. Link them all with `-fopenmp=libomp`.
+/// How compileObjects compiles a module.
+struct ObjectCodeOptions {
+  /// An LLVM CPU name, or `native`: this machine's, with its features.
+  std::string cpu = "x86-64-v3";
+  /// Parts generated in parallel, one thread each (functions dealt out).
+  unsigned parts = 1;
+  /// LLVM's optimization level of the IR and of code generation (0-3).
+  unsigned optLevel = 3;
+  /// The GPU fatbinaries in section `.nv_fatbin` (`cuobjdump` reads a
+  /// binary's there).
+  bool gpuBinarySection = false;
+  /// The module's constructors and destructors as the functions
+  /// `_linnet_constructors` and `_linnet_destructors`, for a JIT to call.
+  bool initializerFunctions = false;
+  /// Where the objects are kept between runs; null: none.
+  CompileCache *cache = nullptr;
+};
+
+/// A module's position-independent objects, one a part.
+struct ObjectCode {
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+  bool fromCache = false;
+};
+
+/// `module` (at CpuStage::LLVM) translated to LLVM IR, every C-interface
+/// function given a packed wrapper, optimized and compiled as `options`
+/// says, or read from the compile cache.
+llvm::Expected<ObjectCode> compileObjects(mlir::ModuleOp module,
+                                          const ObjectCodeOptions &options);
+
+/// Writes compileObjects' objects of `module` for `cpu` (a generic x86-64
+/// level by default, so the files run on any machine of that level) as
+/// `model.<i>.o` in `directory`; returns their paths. Link them all with
+/// `-fopenmp=libomp`.
 llvm::Expected<std::vector<std::string>>
 writeObjectFiles(mlir::ModuleOp module, llvm::StringRef directory,
                  llvm::StringRef cpu = "x86-64-v3", unsigned parts = 1,
-                 unsigned optLevel = 3);
+                 unsigned optLevel = 3, CompileCache *cache = nullptr);
 
 } // namespace linnet
 
