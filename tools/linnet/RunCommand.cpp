@@ -24,10 +24,8 @@
 #include "llvm/Support/Timer.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <algorithm>
 #include <chrono>
 #include <numeric>
-#include <thread>
 
 using namespace linnet;
 using namespace linnet::driver;
@@ -233,8 +231,6 @@ int linnet::driver::runModel(
   if (!cacheWarning.empty())
     llvm::errs() << options.tool << ": warning: " << cacheWarning << "\n";
   jitOptions.cache = cache.get();
-  // One part of code generation per core, at most 8.
-  jitOptions.parts = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   auto executable = CpuExecutable::compile(*compiled.module, jitOptions);
   if (!executable)
     return reportError(

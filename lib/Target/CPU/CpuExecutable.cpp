@@ -143,7 +143,10 @@ CpuExecutable::compile(ModuleOp module, const CpuCompileOptions &options) {
 
   ObjectCodeOptions objectOptions;
   objectOptions.cpu = "native";
-  objectOptions.parts = options.parts;
+  // One object: the JIT links each object apart, maybe gigabytes from the
+  // others (seen under ASan), and a split module's parts reach each other's
+  // hidden symbols by 32-bit displacements.
+  objectOptions.parts = 1;
   objectOptions.optLevel = options.optLevel;
   objectOptions.cache = options.cache;
   objectOptions.initializerFunctions = true;

@@ -96,8 +96,6 @@ struct CpuCompileOptions {
   /// Functions of this process the code calls by name (the runtime's
   /// allocation functions, RuntimeCalls.h).
   std::vector<std::pair<const char *, void *>> symbols;
-  /// Parts compiled in parallel, one thread each.
-  unsigned parts = 1;
   /// Where the objects are kept between runs; null: compiled every time.
   CompileCache *cache = nullptr;
 };
