@@ -208,10 +208,7 @@ CpuExecutable::compile(ModuleOp module, const CpuCompileOptions &options) {
 
 llvm::Error CpuExecutable::invokePacked(llvm::StringRef cifaceName,
                                         llvm::MutableArrayRef<void *> args) {
-  std::string name = cifaceName.str();
-  if (!cifaceName.starts_with("_mlir_ciface_"))
-    name = "_mlir_ciface_" + name;
-  llvm::Expected<void (*)(void **)> function = lookupPacked(name);
+  llvm::Expected<void (*)(void **)> function = lookupPacked(cifaceName);
   if (!function)
     return function.takeError();
   (*function)(args.data());

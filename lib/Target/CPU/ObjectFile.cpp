@@ -400,9 +400,10 @@ writeObjectFiles(ModuleOp module, llvm::StringRef directory,
   if (!code)
     return code.takeError();
   std::vector<std::string> paths;
-  for (auto [part, object] : llvm::enumerate(code->objects)) {
+  for (const std::unique_ptr<llvm::MemoryBuffer> &object : code->objects) {
     llvm::SmallString<256> file(directory);
-    llvm::sys::path::append(file, "model." + std::to_string(part) + ".o");
+    llvm::sys::path::append(file,
+                            "model." + std::to_string(paths.size()) + ".o");
     if (llvm::Error error =
             writeOutputFile(file, [&](llvm::raw_pwrite_stream &os) {
               os << object->getBuffer();

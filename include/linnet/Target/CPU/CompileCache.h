@@ -53,8 +53,6 @@ public:
   store(llvm::StringRef key,
         llvm::ArrayRef<std::unique_ptr<llvm::MemoryBuffer>> objects);
 
-  const std::string &directory() const { return folder; }
-
 private:
   CompileCache(llvm::FileCache cache, std::string folder)
       : cache(std::move(cache)), folder(std::move(folder)) {}
